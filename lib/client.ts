@@ -1,0 +1,127 @@
+/**
+ * PocketNetProxyApi: typed RPC methods over a pool of Pocketnet nodes.
+ * A call validates its params, encodes them per node (see methods/method-spec.ts), and
+ * fails over between nodes within one deadline (see node-pool.ts).
+ */
+import { RpcClosedError } from './errors.js'
+import { getnodeinfo, type NodeInfo } from './methods/getnodeinfo.js'
+import { getuserprofile, type GetUserProfileParams, type UserProfile } from './methods/getuserprofile.js'
+import { encodeParams, type MethodSpec } from './methods/method-spec.js'
+import { search, type SearchParams, type SearchResult, type SearchType } from './methods/search.js'
+import { NodePool, type NodeSnapshot } from './node-pool.js'
+import { resolveOptions, type ClientOptions, type ResolvedOptions } from './options.js'
+
+export interface CallOptions {
+  /** Abandons the call; the promise rejects with the signal's reason. */
+  signal?: AbortSignal
+}
+
+/** The typed RPC methods. Names are the node's own method names. */
+export interface PocketNetRpc {
+  /**
+   * Calls `getnodeinfo`: the node's version, chain and last block.
+   * @throws RPC_ERR_TIMEOUT, RPC_ERR_UNAVAILABLE, RPC_ERR_NODE
+   * @example const { lastblock } = await api.rpc.getnodeinfo()
+   */
+  getnodeinfo (options?: CallOptions): Promise<NodeInfo>
+  /**
+   * Calls `getuserprofile`: the profiles of the registered accounts among `address`, sorted by
+   * address. An unknown address is simply absent from the list.
+   * @throws RPC_ERR_INVALID_PARAMS for a malformed address, and the transport codes
+   * @example const [profile] = await api.rpc.getuserprofile({ address: 'P8bb…', shortForm: 'basic' })
+   */
+  getuserprofile (params: GetUserProfileParams, options?: CallOptions): Promise<UserProfile[]>
+  /**
+   * Calls `search`. `pageStart` is a page index; `type: 'content'` gives posts and videos as
+   * `{ results, total, hasMore }`, the node's other types give its own answer.
+   * @throws RPC_ERR_INVALID_PARAMS, and the transport codes
+   * @example const { results, hasMore } = await api.rpc.search({ keyword: 'café', type: 'content', pageStart: 0, pageSize: 20 })
+   */
+  search<T extends SearchType> (params: SearchParams<T>, options?: CallOptions): Promise<SearchResult<T>>
+}
+
+export class PocketNetProxyApi {
+  /** Typed RPC methods: `api.rpc.getnodeinfo()`, `api.rpc.getuserprofile(...)`, `api.rpc.search(...)`. */
+  readonly rpc: PocketNetRpc
+  readonly #options: ResolvedOptions
+  readonly #pool: NodePool
+  readonly #lifetime = new AbortController()
+
+  /**
+   * Creates a client and waits until at least one node answered `getnodeinfo`.
+   * @throws TypeError naming the option when an option is invalid
+   * @throws RPC_ERR_UNAVAILABLE listing each node and why it failed, when none answered within
+   *   {@link ClientOptions.startupTimeoutMs}
+   * @example const api = await PocketNetProxyApi.create({ nodes: ['http://127.0.0.1:38081'] })
+   */
+  static async create (options: ClientOptions = {}): Promise<PocketNetProxyApi> {
+    const api = new PocketNetProxyApi(resolveOptions(options))
+    try {
+      await api.#pool.probe(api.#options.startupTimeoutMs, api.#lifetime.signal)
+    } catch (err) {
+      await api.close()
+      throw err
+    }
+    return api
+  }
+
+  private constructor (options: ResolvedOptions) {
+    this.#options = options
+    this.#pool = new NodePool(options)
+    this.rpc = {
+      getnodeinfo: (callOptions) => this.#call(getnodeinfo, undefined, callOptions),
+      getuserprofile: (params, callOptions) => this.#call(getuserprofile, params, callOptions),
+      search: <T extends SearchType>(params: SearchParams<T>, callOptions?: CallOptions) =>
+        this.#call(search, params, callOptions) as Promise<SearchResult<T>>,
+    }
+  }
+
+  /**
+   * Calls any public method by name with positional params, for methods that have no typed
+   * wrapper yet (shared/pocketnet/public-rpc-methods.json lists them). Params go as given:
+   * mind the node's wire types.
+   */
+  async callRaw (method: string, params: unknown[] = [], options: CallOptions = {}): Promise<unknown> {
+    this.#assertOpen(method)
+    return this.#pool.run(method, (node, timeoutMs) =>
+      node.transport.post(method, params, { timeoutMs, signal: this.#signal(options) }), this.#runOptions(options))
+  }
+
+  /** The state of each node, for readiness checks and metrics. URLs included: keep it away from clients. */
+  nodes (): NodeSnapshot[] {
+    return this.#pool.snapshot()
+  }
+
+  get closed (): boolean {
+    return this.#lifetime.signal.aborted
+  }
+
+  /** Aborts calls in flight and closes every connection. Idempotent. */
+  async close (): Promise<void> {
+    if (this.closed) return
+    this.#lifetime.abort(new RpcClosedError('close'))
+    await this.#pool.close()
+  }
+
+  async #call<P, R> (spec: MethodSpec<P, R>, params: P, options: CallOptions = {}): Promise<R> {
+    this.#assertOpen(spec.name)
+    const wire = spec.toWire(params)
+    const signal = this.#signal(options)
+    return this.#pool.run(spec.name, async (node, timeoutMs) => {
+      const result = await node.transport.post(spec.name, encodeParams(spec.slots, wire, node.version), { timeoutMs, signal })
+      return spec.fromWire(result, params, wire)
+    }, this.#runOptions(options))
+  }
+
+  #assertOpen (method: string): void {
+    if (this.closed) throw new RpcClosedError(method)
+  }
+
+  #signal (options: CallOptions): AbortSignal {
+    return options.signal ? AbortSignal.any([options.signal, this.#lifetime.signal]) : this.#lifetime.signal
+  }
+
+  #runOptions (options: CallOptions) {
+    return { deadlineMs: this.#options.timeoutMs, attemptTimeoutMs: this.#options.attemptTimeoutMs, signal: this.#signal(options) }
+  }
+}

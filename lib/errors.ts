@@ -1,0 +1,106 @@
+/**
+ * Errors the client throws. Match on `err.code` (stable strings), not on `instanceof`:
+ * a copy of `lib/` bundled twice would make `instanceof` lie.
+ *
+ * Messages never contain node URLs (configured nodes may be private hosts and messages
+ * reach HTTP clients); nodes are named by their position in the list ("node 2"). The URL
+ * is on `err.node` for logs.
+ */
+
+/** Every code the client can throw, with what it means. The README's table is checked against this. */
+export const RPC_ERROR_CODES = {
+  RPC_ERR_INVALID_PARAMS: 'The call was rejected before it reached a node: a parameter is missing or malformed.',
+  RPC_ERR_NODE: 'A node answered with a JSON-RPC error about the request itself (kept as rpcCode and rpcMessage).',
+  RPC_ERR_TRANSPORT: 'A node could not be reached or gave an answer that is not a valid JSON-RPC reply.',
+  RPC_ERR_TIMEOUT: 'No node answered within the deadline.',
+  RPC_ERR_UNAVAILABLE: 'Every node failed; the attempts are listed in the message and in cause.',
+  RPC_ERR_CLOSED: 'The client was closed before or during the call.',
+} as const
+
+export type RpcErrorCode = keyof typeof RPC_ERROR_CODES
+
+interface RpcErrorOptions {
+  method: string
+  node?: string
+  cause?: unknown
+}
+
+/** Base class of every error the client throws. */
+export class RpcClientError extends Error {
+  readonly code: RpcErrorCode
+  /** The RPC method that was called. */
+  readonly method: string
+  /** The node's base URL, for logs only (never part of `message`). */
+  readonly node: string | undefined
+
+  constructor (code: RpcErrorCode, message: string, options: RpcErrorOptions) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause })
+    this.name = new.target.name
+    this.code = code
+    this.method = options.method
+    this.node = options.node
+  }
+}
+
+/** A parameter failed validation; nothing was sent. Never retried. */
+export class RpcInvalidParamsError extends RpcClientError {
+  constructor (method: string, message: string) {
+    super('RPC_ERR_INVALID_PARAMS', `Invalid parameters for ${method}: ${message}`, { method })
+  }
+}
+
+/**
+ * The node answered a JSON-RPC error object. It is a real answer about the request, so it is
+ * returned as is, unless {@link RpcNodeError.retryable} says the node itself is unwell.
+ */
+export class RpcNodeError extends RpcClientError {
+  readonly rpcCode: number
+  readonly rpcMessage: string
+  readonly httpStatus: number
+  /** True when the error means "this node is unwell, ask another" (warming up, SQL timeout). */
+  readonly retryable: boolean
+
+  constructor (method: string, details: { rpcCode: number, rpcMessage: string, httpStatus: number, retryable: boolean, node?: string, nodeName?: string }) {
+    const from = details.nodeName ? ` (${details.nodeName})` : ''
+    super('RPC_ERR_NODE', `Pocketnet node rejected ${method}${from}: ${details.rpcMessage} (RPC error ${details.rpcCode})`, { method, node: details.node })
+    this.rpcCode = details.rpcCode
+    this.rpcMessage = details.rpcMessage
+    this.httpStatus = details.httpStatus
+    this.retryable = details.retryable
+  }
+}
+
+/** Refused, reset, non-2xx without a JSON-RPC error, body not JSON, body too large. The next node is tried. */
+export class RpcTransportError extends RpcClientError {
+  constructor (method: string, message: string, options: { node?: string, cause?: unknown } = {}) {
+    super('RPC_ERR_TRANSPORT', message, { method, ...options })
+  }
+}
+
+/** An attempt, or the whole call, ran out of time. */
+export class RpcTimeoutError extends RpcClientError {
+  readonly timeoutMs: number
+  constructor (method: string, message: string, options: { timeoutMs: number, node?: string, cause?: unknown }) {
+    super('RPC_ERR_TIMEOUT', message, { method, node: options.node, cause: options.cause })
+    this.timeoutMs = options.timeoutMs
+  }
+}
+
+/** No node could answer; `cause` is an AggregateError of every attempt. */
+export class RpcUnavailableError extends RpcClientError {
+  constructor (method: string, message: string, options: { cause: AggregateError }) {
+    super('RPC_ERR_UNAVAILABLE', message, { method, cause: options.cause })
+  }
+}
+
+/** The client was closed; create a new one. */
+export class RpcClosedError extends RpcClientError {
+  constructor (method: string) {
+    super('RPC_ERR_CLOSED', `The Pocketnet client is closed; ${method} was not sent`, { method })
+  }
+}
+
+export function isRpcClientError (err: unknown): err is RpcClientError {
+  const code = (err as { code?: unknown } | null)?.code
+  return err instanceof Error && typeof code === 'string' && code in RPC_ERROR_CODES
+}

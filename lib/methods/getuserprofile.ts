@@ -1,0 +1,66 @@
+/** `getuserprofile`: profiles of one or more accounts. Wire: `[address, shortForm]`. */
+import { isPocketnetAddress, POCKETNET_ADDRESS_RULE } from '../address.js'
+import { RpcInvalidParamsError, RpcTransportError } from '../errors.js'
+import type { MethodSpec } from './method-spec.js'
+
+/**
+ * `basic` asks the node for its short form; `full` adds subscriptions, subscribers, blocking
+ * and content (large for popular accounts).
+ */
+export type ProfileForm = 'basic' | 'full'
+
+export interface GetUserProfileParams {
+  /** One address, or up to 100 addresses at once. */
+  address: string | string[]
+  /** Default `basic`. */
+  shortForm?: ProfileForm
+}
+
+/** A profile as the node sends it; fields are passed through unchanged. */
+export interface UserProfile {
+  address: string
+  hash?: string
+  id?: number
+  name?: string
+  /** Avatar URL. */
+  i?: string
+  reputation?: number
+  postcnt?: number
+  regdate?: number
+  /** Present (true) on a deleted account, which carries only hash, address and id. */
+  deleted?: boolean
+  [field: string]: unknown
+}
+
+const MAX_ADDRESSES = 100
+// Only the exact string "1" selects the short form; any other string (even "basic") gives
+// the full form, and a non-string is an RPC error (shared/pocketnet/node-rpc.md).
+const WIRE_FORM: Record<ProfileForm, string> = { basic: '1', full: '0' }
+
+export const getuserprofile: MethodSpec<GetUserProfileParams, UserProfile[]> = {
+  name: 'getuserprofile',
+  slots: [
+    { name: 'address', wire: 'address-or-list' },
+    { name: 'shortForm', wire: 'string' },
+  ],
+  toWire ({ address, shortForm = 'basic' }) {
+    const list = Array.isArray(address) ? address : [address]
+    if (list.length === 0 || list.length > MAX_ADDRESSES) {
+      throw new RpcInvalidParamsError('getuserprofile', `address must be one address or a list of 1 to ${MAX_ADDRESSES}`)
+    }
+    const bad = list.find(item => !isPocketnetAddress(item))
+    if (bad !== undefined) {
+      throw new RpcInvalidParamsError('getuserprofile', `address must be ${POCKETNET_ADDRESS_RULE} (got ${JSON.stringify(bad)})`)
+    }
+    if (!(shortForm in WIRE_FORM)) {
+      throw new RpcInvalidParamsError('getuserprofile', `shortForm must be "basic" or "full" (got ${JSON.stringify(shortForm)})`)
+    }
+    return { address, shortForm: WIRE_FORM[shortForm] }
+  },
+  fromWire (result) {
+    if (!Array.isArray(result)) {
+      throw new RpcTransportError('getuserprofile', 'Pocketnet node answered getuserprofile with something other than a list')
+    }
+    return result as UserProfile[]
+  },
+}

@@ -1,0 +1,147 @@
+/**
+ * One JSON-RPC POST to one node, over a keep-alive undici Pool: deadline, body-size cap,
+ * parse, and classification of every failure into an error with a stable code.
+ * Wire facts: shared/pocketnet/node-rpc.md, "Transport".
+ */
+import { Pool } from 'undici'
+import { RpcNodeError, RpcTimeoutError, RpcTransportError } from './errors.js'
+
+export interface TransportOptions {
+  /** Name used in messages instead of the URL ("node 2"). */
+  name: string
+  connections: number
+  maxResponseBytes: number
+}
+
+export interface PostOptions {
+  timeoutMs: number
+  signal?: AbortSignal | undefined
+}
+
+const HEADERS = { 'content-type': 'application/json', accept: 'application/json' }
+const TIMED_OUT = Symbol('timed out')
+
+// undici and node:net codes a person can act on; anything else is named by its code alone,
+// because raw messages carry the node's address.
+const NETWORK_FAILURES: Record<string, string> = {
+  ECONNREFUSED: 'connection refused',
+  ECONNRESET: 'connection reset',
+  EPIPE: 'connection reset',
+  ENOTFOUND: 'host name not found',
+  EAI_AGAIN: 'host name lookup failed',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'network unreachable',
+  UND_ERR_SOCKET: 'connection closed before the answer was complete',
+  UND_ERR_CONNECT_TIMEOUT: 'connection timed out',
+  UND_ERR_CLOSED: 'connection closed',
+  UND_ERR_DESTROYED: 'connection closed',
+  HPE_INVALID_CONSTANT: 'answer is not valid HTTP',
+}
+
+// RPC errors that say "this node is unwell", not "your request is wrong": ask another node.
+const UNWELL_RPC_CODES = new Set([-28])
+const UNWELL_RPC_MESSAGE = /sql request timeout|work queue depth/i
+
+export class NodeTransport {
+  readonly url: string
+  readonly name: string
+  #pool: Pool
+  #path: string
+  #maxResponseBytes: number
+
+  constructor (url: string, options: TransportOptions) {
+    const parsed = new URL(url)
+    this.url = url
+    this.name = options.name
+    this.#path = parsed.pathname === '/' ? '/public/' : parsed.pathname
+    this.#maxResponseBytes = options.maxResponseBytes
+    this.#pool = new Pool(parsed.origin, {
+      connections: options.connections,
+      maxResponseSize: options.maxResponseBytes,
+      keepAliveTimeout: 10_000,
+      // Deadlines are ours (see post); undici's own would only fire later.
+      headersTimeout: 0,
+      bodyTimeout: 0,
+    })
+  }
+
+  /** Sends one call and resolves with the node's `result`. */
+  async post (method: string, params: unknown[], options: PostOptions): Promise<unknown> {
+    const controller = new AbortController()
+    const timer = setTimeout(() => controller.abort(TIMED_OUT), options.timeoutMs)
+    const outer = options.signal
+    const forwardAbort = (): void => controller.abort(outer?.reason)
+    outer?.addEventListener('abort', forwardAbort, { once: true })
+    try {
+      const response = await this.#pool.request({
+        path: this.#path,
+        method: 'POST',
+        headers: HEADERS,
+        body: JSON.stringify({ method, params }),
+        signal: controller.signal,
+      })
+      const text = await response.body.text()
+      return this.#readAnswer(method, response.statusCode, text)
+    } catch (err) {
+      if (controller.signal.reason === TIMED_OUT) {
+        throw new RpcTimeoutError(method, `${this.name} did not answer ${method} within ${options.timeoutMs} ms`, {
+          timeoutMs: options.timeoutMs, node: this.url, cause: err,
+        })
+      }
+      if (outer?.aborted) throw outer.reason
+      throw this.#classify(method, err)
+    } finally {
+      clearTimeout(timer)
+      outer?.removeEventListener('abort', forwardAbort)
+    }
+  }
+
+  async close (): Promise<void> {
+    await this.#pool.destroy()
+  }
+
+  #readAnswer (method: string, status: number, text: string): unknown {
+    const body = parseJsonObject(text)
+    if (body === undefined) {
+      const why = status === 500 && text.includes('Work queue depth exceeded')
+        ? 'is overloaded (Work queue depth exceeded)'
+        : `answered HTTP ${status} with a body that is not JSON`
+      throw new RpcTransportError(method, `${this.name} ${why}`, { node: this.url })
+    }
+    const error = body.error as { code?: unknown, message?: unknown } | null | undefined
+    if (error !== null && typeof error === 'object') {
+      const rpcCode = typeof error.code === 'number' ? error.code : 0
+      const rpcMessage = typeof error.message === 'string' ? error.message : 'no message'
+      throw new RpcNodeError(method, {
+        rpcCode,
+        rpcMessage,
+        httpStatus: status,
+        retryable: UNWELL_RPC_CODES.has(rpcCode) || UNWELL_RPC_MESSAGE.test(rpcMessage),
+        node: this.url,
+        nodeName: this.name,
+      })
+    }
+    if (status < 200 || status > 299 || !('result' in body)) {
+      throw new RpcTransportError(method, `${this.name} answered HTTP ${status} without a JSON-RPC result`, { node: this.url })
+    }
+    return body.result
+  }
+
+  #classify (method: string, err: unknown): RpcTransportError {
+    const code = (err as { code?: unknown }).code
+    let why = typeof code === 'string' ? (NETWORK_FAILURES[code] ?? `network error ${code}`) : 'network error'
+    if (code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE') why = `answer larger than ${this.#maxResponseBytes} bytes`
+    return new RpcTransportError(method, `${this.name} failed: ${why}`, { node: this.url, cause: err })
+  }
+}
+
+function parseJsonObject (text: string): Record<string, unknown> | undefined {
+  // Skips JSON.parse (and its exception) for HTML and plain-text answers.
+  if (text.trimStart()[0] !== '{') return undefined
+  try {
+    const value: unknown = JSON.parse(text)
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? value as Record<string, unknown> : undefined
+  } catch {
+    return undefined
+  }
+}

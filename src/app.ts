@@ -1,0 +1,42 @@
+/**
+ * buildApp(config): the whole HTTP service, ready to `listen` or `inject`. It never listens itself.
+ */
+import Fastify, { type FastifyInstance } from 'fastify'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import { createSharedInstance, isPocketnetAddress, parseNodeList, type SharedInstance } from '../lib/index.js'
+import type { AppConfig } from './config.js'
+import errorHandler from './plugins/app/error-handler.js'
+import rpcClient from './plugins/app/rpc-client.js'
+import nodeInfoRoute from './routes/api/nodeinfo.js'
+import searchRoute from './routes/api/search.js'
+import userRoute from './routes/api/user.js'
+import { ADDRESS_FORMAT } from './schemas/common.js'
+
+export interface AppOverrides {
+  /** The shared client; default: one created from the config on first use. */
+  client?: SharedInstance
+}
+
+export async function buildApp (config: AppConfig, overrides: AppOverrides = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: { level: config.LOG_LEVEL },
+    // Long enough for any address, so a too-long one gets a 400 rather than a 404.
+    routerOptions: { maxParamLength: 200 },
+    ajv: { customOptions: { formats: { [ADDRESS_FORMAT]: isPocketnetAddress } } },
+  }).withTypeProvider<TypeBoxTypeProvider>()
+
+  const client = overrides.client ?? createSharedInstance({
+    nodes: parseNodeList(config.POCKETNET_NODES),
+    timeoutMs: config.RPC_TIMEOUT_MS,
+  })
+  await app.register(rpcClient, { client })
+  // Fastify routes take the error handler in force when they are registered, so the general
+  // handler (the spec's "registered last") comes before the routes here.
+  await app.register(errorHandler, { nodeEnv: config.NODE_ENV })
+  await app.register(async (api) => {
+    await api.register(nodeInfoRoute)
+    await api.register(userRoute)
+    await api.register(searchRoute)
+  }, { prefix: '/api' })
+  return app
+}

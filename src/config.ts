@@ -1,0 +1,53 @@
+/**
+ * The service's configuration: one TypeBox schema for the environment, its type, and
+ * loadConfig(env), which fails fast with one line per bad variable.
+ */
+import { Type, type Static } from 'typebox'
+import { Value } from 'typebox/value'
+import { DEFAULT_NODES, parseNodeList } from '../lib/index.js'
+
+const POCKETNET_NODES_RULE = 'a comma-separated list of http(s) node URLs such as http://127.0.0.1:38081'
+const LogLevel = Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map(level => Type.Literal(level)))
+
+export const ConfigSchema = Type.Object({
+  PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000, description: 'an integer from 0 to 65535' }),
+  HOST: Type.String({ minLength: 1, default: '0.0.0.0', description: 'a host name or IP address to listen on' }),
+  POCKETNET_NODES: Type.String({ default: DEFAULT_NODES.join(','), description: POCKETNET_NODES_RULE }),
+  RPC_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 120_000, default: 5000, description: 'an integer from 100 to 120000 (milliseconds)' }),
+  NODE_ENV: Type.String({ default: 'production', description: 'development, production or test' }),
+  LOG_LEVEL: Type.Unsafe<Static<typeof LogLevel>>({ ...LogLevel, default: 'info', description: 'one of fatal, error, warn, info, debug, trace, silent' }),
+})
+
+export type AppConfig = Static<typeof ConfigSchema>
+
+export class ConfigError extends Error {
+  constructor (readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map(problem => `- ${problem}`).join('\n')}`)
+    this.name = 'ConfigError'
+  }
+}
+
+/** Reads and validates the configuration from `env` (variables not in the schema are ignored). */
+export function loadConfig (env: Record<string, string | undefined>): AppConfig {
+  const raw: Record<string, unknown> = {}
+  for (const name of Object.keys(ConfigSchema.properties)) {
+    const value = env[name]
+    if (value !== undefined && value !== '') raw[name] = value
+  }
+  const config = Value.Default(ConfigSchema, Value.Convert(ConfigSchema, raw)) as Record<string, unknown>
+  const problems = new Map<string, string>()
+  for (const error of Value.Errors(ConfigSchema, config)) {
+    const name = error.instancePath.slice(1)
+    const rule = (ConfigSchema.properties as Record<string, { description?: string }>)[name]?.description ?? error.message
+    if (!problems.has(name)) problems.set(name, `${name} must be ${rule} (got ${JSON.stringify(raw[name])})`)
+  }
+  if (typeof config.POCKETNET_NODES === 'string') {
+    const nodes = parseNodeList(config.POCKETNET_NODES)
+    const bad = nodes.find(node => !/^https?:\/\/[^/\s]+/.test(node))
+    if (nodes.length === 0 || bad !== undefined) {
+      problems.set('POCKETNET_NODES', `POCKETNET_NODES must be ${POCKETNET_NODES_RULE} (got ${JSON.stringify(bad ?? config.POCKETNET_NODES)})`)
+    }
+  }
+  if (problems.size > 0) throw new ConfigError([...problems.values()])
+  return config as AppConfig
+}

@@ -1,0 +1,88 @@
+/**
+ * The only place that turns errors into responses: 400 for bad input, 404 for unknown routes,
+ * the route's fixed 500 message for a failed handler, and `Internal server error` for anything
+ * else (its detail shown only when NODE_ENV=development). Node URLs never reach a client:
+ * lib's messages name nodes by position, and the log has the detail.
+ */
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
+import { HttpError, RouteFailure } from '../../errors.js'
+import { PARAMETER_RULES } from '../../schemas/common.js'
+
+interface ValidationIssue {
+  keyword: string
+  instancePath: string
+  params: Record<string, unknown>
+  message?: string
+  data?: unknown
+}
+
+const LOCATIONS: Record<string, string> = {
+  querystring: 'query parameter',
+  params: 'path parameter',
+  body: 'body field',
+  headers: 'header',
+}
+
+const STATUS_TITLES: Record<number, string> = {
+  400: 'Bad request',
+  404: 'Not found',
+  405: 'Method not allowed',
+  406: 'Not acceptable',
+  413: 'Payload too large',
+  414: 'URI too long',
+  415: 'Unsupported media type',
+  429: 'Too many requests',
+  431: 'Request header fields too large',
+}
+
+/** The spec's rule for the `error` field. */
+export function errorText (err: unknown): string {
+  return err instanceof Error ? err.message : 'Unknown error'
+}
+
+function describeValidation (issues: ValidationIssue[], context: string | undefined): { title: string, detail: string } {
+  const issue = issues[0] as ValidationIssue
+  const location = LOCATIONS[context ?? ''] ?? 'parameter'
+  const missing = issue.keyword === 'required' ? String(issue.params.missingProperty) : undefined
+  const field = missing ?? (issue.instancePath.split('/').filter(Boolean).join('.') || context || 'request')
+  const rule = PARAMETER_RULES[field]
+  if (missing !== undefined) {
+    return { title: `Missing ${location}: ${field}`, detail: rule ? `${field} is required: ${rule}` : `${field} is required` }
+  }
+  const got = issue.data === undefined ? '' : ` (got ${JSON.stringify(issue.data)})`
+  return { title: `Invalid ${location}: ${field}`, detail: `${field} ${rule ? `must be ${rule}` : issue.message ?? 'is invalid'}${got}` }
+}
+
+function send (reply: FastifyReply, status: number, message: string, error: string): FastifyReply {
+  return reply.code(status).type('application/json; charset=utf-8').send({ message, error })
+}
+
+export default fp<{ nodeEnv: string }>(async (app, { nodeEnv }) => {
+  const development = nodeEnv === 'development'
+
+  app.setErrorHandler((err: FastifyError | Error, request: FastifyRequest, reply: FastifyReply) => {
+    const fastifyError = err as FastifyError
+    if (fastifyError.validation) {
+      const { title, detail } = describeValidation(fastifyError.validation as unknown as ValidationIssue[], fastifyError.validationContext)
+      return send(reply, 400, title, detail)
+    }
+    if (err instanceof HttpError) return send(reply, err.statusCode, err.title, err.message)
+    if (err instanceof RouteFailure) {
+      const cause = err.cause as { code?: string, method?: string, node?: string } | undefined
+      request.log.warn({ err: err.cause, code: cause?.code, method: cause?.method, node: cause?.node }, err.title)
+      return send(reply, 500, err.title, errorText(err.cause))
+    }
+    const status = fastifyError.statusCode
+    if (typeof status === 'number' && status >= 400 && status < 500) {
+      return send(reply, status, STATUS_TITLES[status] ?? 'Bad request', err.message)
+    }
+    request.log.error({ err }, 'Internal server error')
+    return send(reply, 500, 'Internal server error', development ? errorText(err) : 'Unknown error')
+  })
+
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.length > 200 ? `${request.url.slice(0, 200)}…` : request.url
+    return send(reply, 404, 'Not found', `No route answers ${request.method} ${path}`)
+  })
+}, { name: 'error-handler' })

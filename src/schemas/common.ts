@@ -1,0 +1,43 @@
+/**
+ * Parameter schemas shared by routes, with the rule each one enforces. The rule texts are the
+ * ones 400 answers show (see plugins/app/error-handler.ts), so the docs and errors agree.
+ */
+import { Type } from 'typebox'
+import { POCKETNET_ADDRESS_RULE } from '../../lib/index.js'
+
+export const MAX_KEYWORD_LENGTH = 200
+export const MAX_PAGE_SIZE = 100
+export const DEFAULT_PAGE_SIZE = 20
+
+/** Rule per parameter name, phrased to follow "<name> must be". */
+export const PARAMETER_RULES: Record<string, string> = {
+  address: POCKETNET_ADDRESS_RULE,
+  keyword: `1 to ${MAX_KEYWORD_LENGTH} characters, not only spaces`,
+  page: 'a whole number from 0 (the page index)',
+  pageSize: `a whole number from 1 to ${MAX_PAGE_SIZE}`,
+}
+
+/** Ajv format name for addresses, registered in app.ts with lib's checksum test. */
+export const ADDRESS_FORMAT = 'pocketnet-address'
+
+export const Address = Type.String({
+  format: ADDRESS_FORMAT,
+  description: `The user's blockchain address: ${PARAMETER_RULES.address}`,
+  examples: ['P8bbRWJknHBXJRBTDSS88uQJSFvX67iN88'],
+})
+
+export const Keyword = Type.String({
+  minLength: 1,
+  maxLength: MAX_KEYWORD_LENGTH,
+  pattern: '\\S',
+  description: `Words to find in captions and messages: ${PARAMETER_RULES.keyword}`,
+})
+
+export const Page = Type.Integer({ minimum: 0, default: 0, description: `Page index, ${PARAMETER_RULES.page}` })
+
+export const PageSize = Type.Integer({
+  minimum: 1,
+  maximum: MAX_PAGE_SIZE,
+  default: DEFAULT_PAGE_SIZE,
+  description: `Items per page, ${PARAMETER_RULES.pageSize}`,
+})

@@ -1,0 +1,17 @@
+import { Type } from 'typebox'
+import { Keyword, Page, PageSize } from './common.js'
+import { ErrorResponses, PassThroughObject, SuccessEnvelope } from './envelope.js'
+
+export const SearchSchema = {
+  summary: 'Content search',
+  description: 'Calls the Pocketnet RPC `search` for posts and videos, newest first, one page at a time.',
+  querystring: Type.Object({ keyword: Keyword, page: Page, pageSize: PageSize }),
+  response: {
+    200: SuccessEnvelope(Type.Object({
+      results: Type.Array(PassThroughObject, { description: "The node's content items, passed through" }),
+      total: Type.Integer({ description: 'Matches up to the end of this page (the node cannot count all matches)' }),
+      hasMore: Type.Boolean({ description: 'Whether another page exists' }),
+    })),
+    ...ErrorResponses,
+  },
+}

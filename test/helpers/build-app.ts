@@ -1,0 +1,43 @@
+/** Builds the real app, listening on a loopback port, and closes it when the test ends. */
+import type { FastifyInstance } from 'fastify'
+import { buildApp, type AppOverrides } from '../../src/app.js'
+import { loadConfig } from '../../src/config.js'
+
+export interface TestApp {
+  app: FastifyInstance
+  /** e.g. http://127.0.0.1:40123 */
+  url: string
+  get (path: string, init?: RequestInit): Promise<{ status: number, body: any, headers: Headers }>
+}
+
+export interface TestAppOptions extends AppOverrides {
+  /** Node base URLs; required so that a test can never fall back to the public node list. */
+  nodes: string[]
+  env?: Record<string, string>
+}
+
+export async function startApp (t: { after (fn: () => unknown): void }, options: TestAppOptions): Promise<TestApp> {
+  const config = loadConfig({
+    LOG_LEVEL: 'silent',
+    NODE_ENV: 'test',
+    RPC_TIMEOUT_MS: '2000',
+    ...options.env,
+    POCKETNET_NODES: options.nodes.join(','),
+  })
+  const app = await buildApp(config, options)
+  t.after(() => app.close())
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const { port } = app.server.address() as { port: number }
+  const url = `http://127.0.0.1:${port}`
+  return {
+    app,
+    url,
+    async get (path, init) {
+      const response = await fetch(url + path, init)
+      const text = await response.text()
+      let body: unknown = text
+      try { body = JSON.parse(text) } catch {}
+      return { status: response.status, body, headers: response.headers }
+    },
+  }
+}
