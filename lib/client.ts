@@ -3,6 +3,7 @@
  * A call validates its params, encodes them per node (see methods/method-spec.ts), and
  * fails over between nodes within one deadline (see node-pool.ts).
  */
+import { ResultCache } from './cache.js'
 import { RpcClosedError } from './errors.js'
 import { getnodeinfo, type NodeInfo } from './methods/getnodeinfo.js'
 import { getuserprofile, type GetUserProfileParams, type UserProfile } from './methods/getuserprofile.js'
@@ -45,6 +46,7 @@ export class PocketNetProxyApi {
   readonly rpc: PocketNetRpc
   readonly #options: ResolvedOptions
   readonly #pool: NodePool
+  readonly #cache: ResultCache
   readonly #lifetime = new AbortController()
 
   /**
@@ -57,7 +59,7 @@ export class PocketNetProxyApi {
   static async create (options: ClientOptions = {}): Promise<PocketNetProxyApi> {
     const api = new PocketNetProxyApi(resolveOptions(options))
     try {
-      await api.#pool.probe(api.#options.startupTimeoutMs, api.#lifetime.signal)
+      await api.#pool.start(api.#options.startupTimeoutMs)
     } catch (err) {
       await api.close()
       throw err
@@ -67,7 +69,8 @@ export class PocketNetProxyApi {
 
   private constructor (options: ResolvedOptions) {
     this.#options = options
-    this.#pool = new NodePool(options)
+    this.#cache = new ResultCache({ ...options.cache, onLookup: options.onCacheLookup })
+    this.#pool = new NodePool({ ...options, onNewBlock: () => this.#cache.onNewBlock() })
     this.rpc = {
       getnodeinfo: (callOptions) => this.#call(getnodeinfo, undefined, callOptions),
       getuserprofile: (params, callOptions) => this.#call(getuserprofile, params, callOptions),
@@ -83,45 +86,71 @@ export class PocketNetProxyApi {
    */
   async callRaw (method: string, params: unknown[] = [], options: CallOptions = {}): Promise<unknown> {
     this.#assertOpen(method)
-    return this.#pool.run(method, (node, timeoutMs) =>
-      node.transport.post(method, params, { timeoutMs, signal: this.#signal(options) }), this.#runOptions(options))
+    const load = () => this.#pool.run(method, async (node, timeoutMs, signal) => {
+      const answer = await node.transport.post(method, params, { timeoutMs, signal })
+      return { value: answer.result, bytes: answer.bytes }
+    }, this.#runOptions())
+    return untilAborted(this.#cache.get(method, ResultCache.key(method, params), load), options.signal)
   }
 
-  /** The state of each node, for readiness checks and metrics. URLs included: keep it away from clients. */
+  /** The state of each node, for readiness checks and metrics. URLs included: keep them away from clients. */
   nodes (): NodeSnapshot[] {
     return this.#pool.snapshot()
+  }
+
+  /** The highest chain height any node reported. */
+  get bestHeight (): number | undefined {
+    return this.#pool.bestHeight
   }
 
   get closed (): boolean {
     return this.#lifetime.signal.aborted
   }
 
+  /** Cache entries and bytes, for metrics. */
+  cacheStats (): { entries: number, bytes: number } {
+    return { entries: this.#cache.size, bytes: this.#cache.bytes }
+  }
+
   /** Aborts calls in flight and closes every connection. Idempotent. */
   async close (): Promise<void> {
     if (this.closed) return
     this.#lifetime.abort(new RpcClosedError('close'))
+    this.#cache.clear()
     await this.#pool.close()
   }
 
   async #call<P, R> (spec: MethodSpec<P, R>, params: P, options: CallOptions = {}): Promise<R> {
     this.#assertOpen(spec.name)
     const wire = spec.toWire(params)
-    const signal = this.#signal(options)
-    return this.#pool.run(spec.name, async (node, timeoutMs) => {
-      const result = await node.transport.post(spec.name, encodeParams(spec.slots, wire, node.version), { timeoutMs, signal })
-      return spec.fromWire(result, params, wire)
-    }, this.#runOptions(options))
+    const load = () => this.#pool.run(spec.name, async (node, timeoutMs, signal) => {
+      const answer = await node.transport.post(spec.name, encodeParams(spec.slots, wire, node.health.version), { timeoutMs, signal })
+      const value = spec.fromWire(answer.result, params, wire)
+      // A caller's getnodeinfo tells the pool about new blocks as well as its probes do.
+      if (spec === getnodeinfo as unknown) this.#pool.noteNodeInfo(node, value as NodeInfo)
+      return { value, bytes: answer.bytes }
+    }, this.#runOptions())
+    // Shared with identical calls in flight, so one caller's abort must not cancel the upstream call.
+    const key = ResultCache.key(spec.name, encodeParams(spec.slots, wire))
+    return untilAborted(this.#cache.get(spec.name, key, load), options.signal)
   }
 
   #assertOpen (method: string): void {
     if (this.closed) throw new RpcClosedError(method)
   }
 
-  #signal (options: CallOptions): AbortSignal {
-    return options.signal ? AbortSignal.any([options.signal, this.#lifetime.signal]) : this.#lifetime.signal
+  #runOptions () {
+    return { deadlineMs: this.#options.deadlineMs, attemptTimeoutMs: this.#options.attemptTimeoutMs, signal: this.#lifetime.signal }
   }
+}
 
-  #runOptions (options: CallOptions) {
-    return { deadlineMs: this.#options.timeoutMs, attemptTimeoutMs: this.#options.attemptTimeoutMs, signal: this.#signal(options) }
-  }
+/** `promise`, or the signal's reason as soon as it aborts. */
+function untilAborted<T> (promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (signal === undefined) return promise
+  if (signal.aborted) return Promise.reject(signal.reason)
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(signal.reason)
+    signal.addEventListener('abort', onAbort, { once: true })
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort))
+  })
 }

@@ -57,7 +57,7 @@ export class RpcNodeError extends RpcClientError {
   readonly rpcCode: number
   readonly rpcMessage: string
   readonly httpStatus: number
-  /** True when the error means "this node is unwell, ask another" (warming up, SQL timeout). */
+  /** True unless the error blames the request (invalid address, invalid parameter, unknown method): then another node may answer. */
   readonly retryable: boolean
 
   constructor (method: string, details: { rpcCode: number, rpcMessage: string, httpStatus: number, retryable: boolean, node?: string, nodeName?: string }) {

@@ -1,36 +1,63 @@
 /**
- * The nodes a client talks to: their state, the order in which a call tries them, and
- * failover within the call's deadline.
+ * The nodes a client talks to: health probes, rating, selection, failover and hedging within
+ * one deadline per call.
  *
- * Policy for now: nodes that answered last time first, in rotation so that load spreads;
- * a transport failure, a timeout or an "unwell" RPC error moves on to the next node. An RPC
- * error about the request itself (invalid address, bad parameter) is an answer: returned, not retried.
+ * - Health: every node is probed with getnodeinfo at start and every `probeIntervalMs`
+ *   (jittered), which records latency, height and version.
+ * - Selection: among usable nodes (circuit closed, not lagging the best height by more than
+ *   `maxLagBlocks`), two are drawn at random and the better-rated one is taken
+ *   (power of two choices), so that load spreads but slow or failing nodes get less.
+ * - A failure opens the node's circuit: no traffic until a background probe succeeds
+ *   (cooldown 1 s, doubling to 30 s). If no node is usable, the others are tried anyway.
+ * - Failover: transport failures, timeouts and RPC errors that do not blame the request move
+ *   the call to another node; an RPC error about the request is returned at once.
+ * - Hedging: when an attempt has not answered after the observed p95 latency (100 ms–1 s), the
+ *   call is also sent to a second node; the first success wins and the other is aborted.
  */
 import { RpcNodeError, RpcTimeoutError, RpcUnavailableError, isRpcClientError, type RpcClientError } from './errors.js'
-import { getnodeinfo } from './methods/getnodeinfo.js'
-import type { ResolvedOptions } from './options.js'
+import { getnodeinfo, type NodeInfo } from './methods/getnodeinfo.js'
+import { DEFAULT_HEALTH_POLICY, LatencyWindow, NodeHealth, type CircuitState } from './node-health.js'
 import { NodeTransport } from './transport.js'
 
-export type NodeState = 'unknown' | 'up' | 'down'
-
-/** What a health check or a log may know about one node. */
+/** What a readiness check, a metric or a log may know about one node. */
 export interface NodeSnapshot {
   name: string
   url: string
-  state: NodeState
+  /** Known good: answered, circuit closed, not lagging. */
+  usable: boolean
+  circuit: CircuitState
+  lagging: boolean
   version: string | undefined
   height: number | undefined
+  latencyMs: number | undefined
+  errorRate: number
   consecutiveFailures: number
   lastError: string | undefined
 }
 
-export interface PoolNode {
-  readonly transport: NodeTransport
-  state: NodeState
-  version: string | undefined
-  height: number | undefined
-  consecutiveFailures: number
-  lastError: string | undefined
+export type AttemptOutcome = 'ok' | 'rpc-error' | 'transport' | 'timeout' | 'cancelled'
+
+/** One attempt on one node, for metrics. */
+export interface AttemptEvent {
+  node: string
+  method: string
+  outcome: AttemptOutcome
+  durationMs: number
+  hedge: boolean
+}
+
+export interface PoolOptions {
+  nodes: string[]
+  connectionsPerNode: number
+  maxResponseBytes: number
+  probeIntervalMs: number
+  maxLagBlocks: number
+  hedging: boolean
+  /** Milliseconds; default performance.now. */
+  clock?: () => number
+  onAttempt?: ((event: AttemptEvent) => void) | undefined
+  /** Called when the best known chain height grows. */
+  onNewBlock?: ((height: number) => void) | undefined
 }
 
 export interface RunOptions {
@@ -39,75 +66,49 @@ export interface RunOptions {
   signal?: AbortSignal | undefined
 }
 
-export type Attempt<T> = (node: PoolNode, timeoutMs: number) => Promise<T>
+export type Attempt<T> = (node: PoolNode, timeoutMs: number, signal: AbortSignal) => Promise<T>
+
+export interface PoolNode {
+  readonly transport: NodeTransport
+  readonly health: NodeHealth
+}
+
+const HEDGE_MIN_MS = 100
+const HEDGE_MAX_MS = 1000
+/** Reason given to attempts that lost a hedge race or whose call ended. */
+const CALL_SETTLED = Symbol('call settled')
 
 export class NodePool {
   readonly #nodes: PoolNode[]
-  #rotation = 0
+  readonly #options: PoolOptions
+  readonly #clock: () => number
+  readonly #latency = new LatencyWindow()
+  readonly #retryTimers = new Map<PoolNode, NodeJS.Timeout>()
+  readonly #lifetime = new AbortController()
+  #probeTimer: NodeJS.Timeout | undefined
+  #bestHeight: number | undefined
 
-  constructor (options: Pick<ResolvedOptions, 'nodes' | 'connectionsPerNode' | 'maxResponseBytes'>) {
+  constructor (options: PoolOptions) {
+    this.#options = options
+    this.#clock = options.clock ?? (() => performance.now())
+    const policy = { ...DEFAULT_HEALTH_POLICY, maxLagBlocks: options.maxLagBlocks }
     this.#nodes = options.nodes.map((url, index) => ({
       transport: new NodeTransport(url, {
         name: `node ${index + 1}`,
         connections: options.connectionsPerNode,
         maxResponseBytes: options.maxResponseBytes,
       }),
-      state: 'unknown',
-      version: undefined,
-      height: undefined,
-      consecutiveFailures: 0,
-      lastError: undefined,
+      health: new NodeHealth(policy),
     }))
   }
 
-  /** The order in which one call tries the nodes. */
-  attemptOrder (): PoolNode[] {
-    const count = this.#nodes.length
-    const start = this.#rotation++ % count
-    const rotated = [...this.#nodes.slice(start), ...this.#nodes.slice(0, start)]
-    return [...rotated.filter(node => node.state !== 'down'), ...rotated.filter(node => node.state === 'down')]
+  get bestHeight (): number | undefined {
+    return this.#bestHeight
   }
 
-  /** Runs `attempt` on one node after another until one answers, an RPC error is final, or the deadline passes. */
-  async run<T> (method: string, attempt: Attempt<T>, options: RunOptions): Promise<T> {
-    const deadline = performance.now() + options.deadlineMs
-    const order = this.attemptOrder()
-    const failures: RpcClientError[] = []
-    for (let i = 0; i < order.length; i++) {
-      const node = order[i] as PoolNode
-      const remaining = Math.floor(deadline - performance.now())
-      if (remaining <= 0) break
-      const isLast = i === order.length - 1
-      try {
-        const value = await attempt(node, isLast ? remaining : Math.min(options.attemptTimeoutMs, remaining))
-        this.#markUp(node)
-        return value
-      } catch (err) {
-        if (options.signal?.aborted || !isRpcClientError(err)) throw err
-        if (err instanceof RpcNodeError && !err.retryable) {
-          this.#markUp(node)
-          throw err
-        }
-        this.#markDown(node, err)
-        failures.push(err)
-      }
-    }
-    throw summarize(method, failures, options.deadlineMs)
-  }
-
-  /** Asks every node for getnodeinfo; resolves once one answered, rejects if none did. */
-  async probe (timeoutMs: number, signal: AbortSignal): Promise<void> {
-    const probes = this.#nodes.map(async node => {
-      try {
-        const info = getnodeinfo.fromWire(await node.transport.post('getnodeinfo', [], { timeoutMs, signal }), undefined, {})
-        node.version = info.version
-        node.height = info.lastblock.height
-        this.#markUp(node)
-      } catch (err) {
-        if (isRpcClientError(err)) this.#markDown(node, err)
-        throw err
-      }
-    })
+  /** Probes every node; resolves once one answered, rejects (naming each node and why) if none did. */
+  async start (timeoutMs: number): Promise<void> {
+    const probes = this.#nodes.map(node => this.#probe(node, timeoutMs))
     try {
       await Promise.any(probes)
     } catch (err) {
@@ -115,33 +116,200 @@ export class NodePool {
       throw new RpcUnavailableError('getnodeinfo',
         `No Pocketnet node answered at start-up (${this.#nodes.length} tried): ${reasons}`, { cause: err as AggregateError })
     }
+    this.#scheduleProbes(timeoutMs)
+  }
+
+  /** Runs `attempt` on the best node, failing over and hedging, until one answers or the deadline passes. */
+  run<T> (method: string, attempt: Attempt<T>, options: RunOptions): Promise<T> {
+    const deadline = this.#clock() + options.deadlineMs
+    const tried = new Set<PoolNode>()
+    const running = new Map<PoolNode, AbortController>()
+    const failures: RpcClientError[] = []
+    let hedgeTimer: NodeJS.Timeout | undefined
+    let settled = false
+    let succeeded = false
+
+    return new Promise<T>((resolve, reject) => {
+      const finish = (err: unknown, value?: T): void => {
+        if (settled) return
+        settled = true
+        clearTimeout(hedgeTimer)
+        options.signal?.removeEventListener('abort', onAbort)
+        for (const controller of running.values()) controller.abort(CALL_SETTLED)
+        if (err === undefined) resolve(value as T)
+        else reject(err)
+      }
+      const onAbort = (): void => finish(options.signal?.reason)
+      options.signal?.addEventListener('abort', onAbort, { once: true })
+
+      const launch = (hedge: boolean): boolean => {
+        const remaining = Math.floor(deadline - this.#clock())
+        const node = remaining > 0 ? this.#pick(tried) : undefined
+        if (node === undefined) return false
+        tried.add(node)
+        const timeoutMs = Math.min(options.attemptTimeoutMs, remaining)
+        const controller = new AbortController()
+        running.set(node, controller)
+        node.health.inFlight++
+        const started = this.#clock()
+        const done = (outcome: AttemptOutcome): number => {
+          node.health.inFlight--
+          running.delete(node)
+          const durationMs = this.#clock() - started
+          this.#options.onAttempt?.({ node: node.transport.name, method, outcome, durationMs, hedge })
+          return durationMs
+        }
+        attempt(node, timeoutMs, controller.signal).then(value => {
+          this.#recordSuccess(node, done('ok'))
+          succeeded = true
+          finish(undefined, value)
+        }, (err: unknown) => {
+          if (controller.signal.reason === CALL_SETTLED) {
+            const elapsed = done('cancelled')
+            if (succeeded) node.health.recordOvertaken(elapsed)
+            return
+          }
+          if (!isRpcClientError(err)) {
+            done('transport')
+            finish(err)
+            return
+          }
+          if (err instanceof RpcNodeError && !err.retryable) {
+            // A real answer about the request: the node is fine.
+            this.#recordSuccess(node, done('rpc-error'))
+            finish(err)
+            return
+          }
+          done(err.code === 'RPC_ERR_TIMEOUT' ? 'timeout' : err instanceof RpcNodeError ? 'rpc-error' : 'transport')
+          this.#recordFailure(node, err)
+          failures.push(err)
+          if (settled) return
+          if (!launch(false) && running.size === 0) finish(summarize(method, failures, options.deadlineMs))
+        })
+        if (this.#options.hedging && running.size === 1) {
+          clearTimeout(hedgeTimer)
+          hedgeTimer = setTimeout(() => {
+            if (!settled && running.size === 1) launch(true)
+          }, this.#hedgeDelayMs())
+        }
+        return true
+      }
+
+      if (!launch(false)) finish(summarize(method, failures, options.deadlineMs))
+    })
+  }
+
+  /** Records what a node said of itself (from a probe or a caller's getnodeinfo), and notices new blocks. */
+  noteNodeInfo (node: PoolNode, info: NodeInfo): void {
+    node.health.version = info.version
+    node.health.height = info.lastblock.height
+    if (this.#bestHeight === undefined || info.lastblock.height > this.#bestHeight) {
+      const previous = this.#bestHeight
+      this.#bestHeight = info.lastblock.height
+      if (previous !== undefined) this.#options.onNewBlock?.(info.lastblock.height)
+    }
   }
 
   snapshot (): NodeSnapshot[] {
-    return this.#nodes.map(node => ({
-      name: node.transport.name,
-      url: node.transport.url,
-      state: node.state,
-      version: node.version,
-      height: node.height,
-      consecutiveFailures: node.consecutiveFailures,
-      lastError: node.lastError,
-    }))
+    return this.#nodes.map(({ transport, health }) => {
+      const lagging = health.isLagging(this.#bestHeight)
+      return {
+        name: transport.name,
+        url: transport.url,
+        usable: health.seen && health.circuit === 'closed' && !lagging,
+        circuit: health.circuit,
+        lagging,
+        version: health.version,
+        height: health.height,
+        latencyMs: health.latencyMs === undefined ? undefined : Math.round(health.latencyMs * 10) / 10,
+        errorRate: Math.round(health.errorRate * 1000) / 1000,
+        consecutiveFailures: health.consecutiveFailures,
+        lastError: health.lastError,
+      }
+    })
   }
 
   async close (): Promise<void> {
+    this.#lifetime.abort()
+    clearTimeout(this.#probeTimer)
+    for (const timer of this.#retryTimers.values()) clearTimeout(timer)
+    this.#retryTimers.clear()
     await Promise.all(this.#nodes.map(node => node.transport.close()))
   }
 
-  #markUp (node: PoolNode): void {
-    node.state = 'up'
-    node.consecutiveFailures = 0
+  /** Power of two choices within the best tier: fresh nodes, then lagging ones, then open circuits. */
+  #pick (exclude: Set<PoolNode>): PoolNode | undefined {
+    let bestTier = 3
+    let candidates: PoolNode[] = []
+    for (const node of this.#nodes) {
+      if (exclude.has(node)) continue
+      const { health } = node
+      const tier = health.circuit !== 'closed' ? 2 : health.isLagging(this.#bestHeight) ? 1 : 0
+      if (tier < bestTier) {
+        bestTier = tier
+        candidates = [node]
+      } else if (tier === bestTier) {
+        candidates.push(node)
+      }
+    }
+    if (candidates.length <= 1) return candidates[0]
+    const first = Math.floor(Math.random() * candidates.length)
+    const second = (first + 1 + Math.floor(Math.random() * (candidates.length - 1))) % candidates.length
+    const a = candidates[first] as PoolNode
+    const b = candidates[second] as PoolNode
+    return a.health.score() <= b.health.score() ? a : b
   }
 
-  #markDown (node: PoolNode, err: Error): void {
-    node.state = 'down'
-    node.consecutiveFailures++
-    node.lastError = err.message
+  #hedgeDelayMs (): number {
+    const p95 = this.#latency.p95() ?? HEDGE_MAX_MS
+    return Math.min(HEDGE_MAX_MS, Math.max(HEDGE_MIN_MS, p95))
+  }
+
+  #recordSuccess (node: PoolNode, latencyMs: number): void {
+    node.health.recordSuccess(latencyMs)
+    this.#latency.add(latencyMs)
+  }
+
+  #recordFailure (node: PoolNode, err: Error): void {
+    node.health.recordFailure(err.message, this.#clock())
+    this.#scheduleRetry(node)
+  }
+
+  async #probe (node: PoolNode, timeoutMs: number): Promise<void> {
+    const started = this.#clock()
+    try {
+      const answer = await node.transport.post('getnodeinfo', [], { timeoutMs, signal: this.#lifetime.signal })
+      this.noteNodeInfo(node, getnodeinfo.fromWire(answer.result, undefined, {}))
+      this.#recordSuccess(node, this.#clock() - started)
+    } catch (err) {
+      if (!this.#lifetime.signal.aborted && err instanceof Error) this.#recordFailure(node, err)
+      throw err
+    }
+  }
+
+  /** Probes closed-circuit nodes every interval, jittered ±20 % so that many clients do not beat in step. */
+  #scheduleProbes (timeoutMs: number): void {
+    const delay = this.#options.probeIntervalMs * (0.8 + 0.4 * Math.random())
+    this.#probeTimer = setTimeout(() => {
+      for (const node of this.#nodes) {
+        if (node.health.circuit === 'closed') this.#probe(node, timeoutMs).catch(() => {})
+      }
+      this.#scheduleProbes(timeoutMs)
+    }, delay)
+    this.#probeTimer.unref()
+  }
+
+  /** An open circuit is probed once its cooldown ends (half-open); the probe closes or reopens it. */
+  #scheduleRetry (node: PoolNode): void {
+    if (this.#lifetime.signal.aborted || this.#retryTimers.has(node)) return
+    const timer = setTimeout(() => {
+      this.#retryTimers.delete(node)
+      if (node.health.circuit !== 'open') return
+      node.health.circuit = 'half-open'
+      this.#probe(node, Math.min(this.#options.probeIntervalMs, 5000)).catch(() => {})
+    }, Math.max(0, node.health.retryAt - this.#clock()))
+    timer.unref()
+    this.#retryTimers.set(node, timer)
   }
 }
 
@@ -149,7 +317,7 @@ function summarize (method: string, failures: RpcClientError[], deadlineMs: numb
   const reasons = failures.map(failure => failure.message).join('; ')
   const cause = new AggregateError(failures, `${failures.length} attempts failed`)
   if (failures.every(failure => failure.code === 'RPC_ERR_TIMEOUT')) {
-    return new RpcTimeoutError(method, `No Pocketnet node answered ${method} within ${deadlineMs} ms: ${reasons}`, { timeoutMs: deadlineMs, cause })
+    return new RpcTimeoutError(method, `No Pocketnet node answered ${method} in time${reasons ? `: ${reasons}` : ` (deadline ${deadlineMs} ms)`}`, { timeoutMs: deadlineMs, cause })
   }
   return new RpcUnavailableError(method, `No Pocketnet node could answer ${method}: ${reasons}`, { cause })
 }

@@ -1,4 +1,6 @@
 /** Client options: defaults, environment fallbacks, and validation with messages that name the option. */
+import { DEFAULT_CACHE_TTL_MS, type CacheOutcome } from './cache.js'
+import type { AttemptEvent } from './node-pool.js'
 
 /**
  * Public nodes the Pocketnet proxy listed as stable at the end of 2024
@@ -15,21 +17,39 @@ export interface ClientOptions {
    * has a path of its own. Default: `POCKETNET_NODES` (comma-separated), else {@link DEFAULT_NODES}.
    */
   nodes?: string[]
-  /** Overall deadline of one call, failover included. Default: `RPC_TIMEOUT_MS`, else 5000. */
-  timeoutMs?: number
-  /** Longest wait for one node before the next is tried (the last node gets what is left). Default 2000. */
+  /** Overall deadline of one call, failover and hedging included. Default: `RPC_DEADLINE_MS`, else 5000. */
+  deadlineMs?: number
+  /** Longest wait for one node before the call gives up on it. Default: `RPC_TIMEOUT_MS`, else 2000. */
   attemptTimeoutMs?: number
-  /** How long {@link PocketNetProxyApi.create} waits for a first node to answer. Default: {@link timeoutMs}. */
+  /** How long {@link PocketNetProxyApi.create} waits for a first node. Default: {@link deadlineMs}. */
   startupTimeoutMs?: number
+  /** How often every node is asked for getnodeinfo (jittered ±20 %). Default: `POCKETNET_PROBE_INTERVAL_MS`, else 30000. */
+  probeIntervalMs?: number
+  /** A node more blocks behind the best known height is not used while others are fresh. Default: `POCKETNET_MAX_LAG_BLOCKS`, else 3. */
+  maxLagBlocks?: number
+  /** Send a slow call to a second node after the observed p95 latency (100 ms–1 s). Default true. */
+  hedging?: boolean
   /** Keep-alive connections per node. A node serves 16 queued requests on 4 threads. Default 8. */
   connectionsPerNode?: number
   /** Largest answer accepted from a node. Default 16 MiB. */
   maxResponseBytes?: number
-  /** Where `POCKETNET_NODES` and `RPC_TIMEOUT_MS` are read. Default `process.env`. */
+  /** Called after every attempt on a node, e.g. for metrics. Must not throw. */
+  onAttempt?: (event: AttemptEvent) => void
+  /**
+   * Answers kept in memory. `ttlMs` per method, 0 to turn one off (default getnodeinfo 5 s,
+   * getuserprofile 60 s, search 30 s, others 0); at most `maxEntries` (10000) entries and
+   * `maxBytes` (64 MiB) of answers. Identical calls in flight always share one upstream call.
+   */
+  cache?: { ttlMs?: Record<string, number>, maxEntries?: number, maxBytes?: number }
+  /** Called on every cache lookup (`hit`, `miss`, `shared`), e.g. for metrics. Must not throw. */
+  onCacheLookup?: (method: string, outcome: CacheOutcome) => void
+  /** Where the environment defaults are read. Default `process.env`. */
   env?: Record<string, string | undefined>
 }
 
-export type ResolvedOptions = Required<Omit<ClientOptions, 'env'>>
+export interface ResolvedOptions extends Required<Omit<ClientOptions, 'env' | 'onAttempt' | 'onCacheLookup' | 'cache'>>, Pick<ClientOptions, 'onAttempt' | 'onCacheLookup'> {
+  cache: { ttlMs: Record<string, number>, maxEntries: number, maxBytes: number }
+}
 
 /** Splits a comma-separated node list, as in `POCKETNET_NODES`. */
 export function parseNodeList (value: string): string[] {
@@ -38,11 +58,6 @@ export function parseNodeList (value: string): string[] {
 
 function fail (option: string, expected: string, got: unknown): never {
   throw new TypeError(`PocketNetProxyApi.create: option ${option} must be ${expected} (got ${JSON.stringify(got)})`)
-}
-
-function positiveInteger (option: string, value: unknown): number {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) fail(option, 'a positive integer', value)
-  return value
 }
 
 function isHttpUrl (value: unknown): boolean {
@@ -58,18 +73,48 @@ function isHttpUrl (value: unknown): boolean {
 export function resolveOptions (options: ClientOptions = {}): ResolvedOptions {
   if (typeof options !== 'object' || options === null) fail('options', 'an object', options)
   const env = options.env ?? process.env
+
+  /** An integer option, else its environment variable, else the default; named by where it came from. */
+  function integer (option: keyof ClientOptions, variable: string | undefined, fallback: number, min: number): number {
+    const fromEnv = variable === undefined ? undefined : env[variable]
+    const name = options[option] === undefined && fromEnv !== undefined ? variable as string : option
+    const value = options[option] ?? (fromEnv === undefined ? fallback : Number(fromEnv))
+    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min) {
+      fail(name, min === 0 ? 'a whole number' : 'a positive integer', options[option] ?? fromEnv)
+    }
+    return value
+  }
+
   const nodes = options.nodes ?? (env.POCKETNET_NODES ? parseNodeList(env.POCKETNET_NODES) : [...DEFAULT_NODES])
   if (!Array.isArray(nodes) || nodes.length === 0) fail('nodes', 'a non-empty list of http(s) URLs', nodes)
   const badNode = nodes.find(node => !isHttpUrl(node))
   if (badNode !== undefined) fail('nodes', 'a list of http(s) URLs such as http://127.0.0.1:38081', badNode)
-  const envTimeout = env.RPC_TIMEOUT_MS === undefined ? undefined : Number(env.RPC_TIMEOUT_MS)
-  const timeoutMs = positiveInteger(options.timeoutMs === undefined ? 'RPC_TIMEOUT_MS' : 'timeoutMs', options.timeoutMs ?? envTimeout ?? 5000)
+  if (options.hedging !== undefined && typeof options.hedging !== 'boolean') fail('hedging', 'true or false', options.hedging)
+  if (options.onAttempt !== undefined && typeof options.onAttempt !== 'function') fail('onAttempt', 'a function', typeof options.onAttempt)
+  if (options.onCacheLookup !== undefined && typeof options.onCacheLookup !== 'function') fail('onCacheLookup', 'a function', typeof options.onCacheLookup)
+  const cache = options.cache ?? {}
+  const ttlMs = { ...DEFAULT_CACHE_TTL_MS, ...cache.ttlMs }
+  for (const [method, ttl] of Object.entries(ttlMs)) {
+    if (!Number.isSafeInteger(ttl) || ttl < 0) fail(`cache.ttlMs.${method}`, 'a whole number of milliseconds', ttl)
+  }
+  for (const name of ['maxEntries', 'maxBytes'] as const) {
+    const value = cache[name]
+    if (value !== undefined && (!Number.isSafeInteger(value) || value < 1)) fail(`cache.${name}`, 'a positive integer', value)
+  }
+
+  const deadlineMs = integer('deadlineMs', 'RPC_DEADLINE_MS', 5000, 1)
   return {
     nodes: nodes.map(node => node.replace(/\/+$/, '')),
-    timeoutMs,
-    attemptTimeoutMs: positiveInteger('attemptTimeoutMs', options.attemptTimeoutMs ?? Math.min(2000, timeoutMs)),
-    startupTimeoutMs: positiveInteger('startupTimeoutMs', options.startupTimeoutMs ?? timeoutMs),
-    connectionsPerNode: positiveInteger('connectionsPerNode', options.connectionsPerNode ?? 8),
-    maxResponseBytes: positiveInteger('maxResponseBytes', options.maxResponseBytes ?? 16 * 1024 * 1024),
+    deadlineMs,
+    attemptTimeoutMs: Math.min(deadlineMs, integer('attemptTimeoutMs', 'RPC_TIMEOUT_MS', 2000, 1)),
+    startupTimeoutMs: integer('startupTimeoutMs', undefined, deadlineMs, 1),
+    probeIntervalMs: integer('probeIntervalMs', 'POCKETNET_PROBE_INTERVAL_MS', 30_000, 1),
+    maxLagBlocks: integer('maxLagBlocks', 'POCKETNET_MAX_LAG_BLOCKS', 3, 0),
+    hedging: options.hedging ?? true,
+    connectionsPerNode: integer('connectionsPerNode', undefined, 8, 1),
+    maxResponseBytes: integer('maxResponseBytes', undefined, 16 * 1024 * 1024, 1),
+    onAttempt: options.onAttempt,
+    onCacheLookup: options.onCacheLookup,
+    cache: { ttlMs, maxEntries: cache.maxEntries ?? 10_000, maxBytes: cache.maxBytes ?? 64 * 1024 * 1024 },
   }
 }

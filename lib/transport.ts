@@ -13,6 +13,12 @@ export interface TransportOptions {
   maxResponseBytes: number
 }
 
+/** A node's `result`, with the size of its answer (for the cache's byte bound). */
+export interface RpcAnswer {
+  result: unknown
+  bytes: number
+}
+
 export interface PostOptions {
   timeoutMs: number
   signal?: AbortSignal | undefined
@@ -38,9 +44,18 @@ const NETWORK_FAILURES: Record<string, string> = {
   HPE_INVALID_CONSTANT: 'answer is not valid HTTP',
 }
 
-// RPC errors that say "this node is unwell", not "your request is wrong": ask another node.
-const UNWELL_RPC_CODES = new Set([-28])
-const UNWELL_RPC_MESSAGE = /sql request timeout|work queue depth/i
+// RPC errors that blame the request itself: another node would answer the same, so they are
+// returned as they are. Any other RPC error (-28 warming up, -32603 internal, 500 `sql request
+// timeout`, ...) says the node is unwell: ask another. Codes: shared/pocketnet/node-rpc.md.
+const REQUEST_ERROR_CODES = new Set([
+  -3, // wrong type
+  -5, // invalid address or key
+  -8, // invalid parameter
+  -32600, // invalid request
+  -32601, // method not found
+  -32602, // invalid params
+  -32700, // parse error
+])
 
 export class NodeTransport {
   readonly url: string
@@ -66,7 +81,7 @@ export class NodeTransport {
   }
 
   /** Sends one call and resolves with the node's `result`. */
-  async post (method: string, params: unknown[], options: PostOptions): Promise<unknown> {
+  async post (method: string, params: unknown[], options: PostOptions): Promise<RpcAnswer> {
     const controller = new AbortController()
     const timer = setTimeout(() => controller.abort(TIMED_OUT), options.timeoutMs)
     const outer = options.signal
@@ -81,7 +96,7 @@ export class NodeTransport {
         signal: controller.signal,
       })
       const text = await response.body.text()
-      return this.#readAnswer(method, response.statusCode, text)
+      return { result: this.#readAnswer(method, response.statusCode, text), bytes: text.length }
     } catch (err) {
       if (controller.signal.reason === TIMED_OUT) {
         throw new RpcTimeoutError(method, `${this.name} did not answer ${method} within ${options.timeoutMs} ms`, {
@@ -116,7 +131,7 @@ export class NodeTransport {
         rpcCode,
         rpcMessage,
         httpStatus: status,
-        retryable: UNWELL_RPC_CODES.has(rpcCode) || UNWELL_RPC_MESSAGE.test(rpcMessage),
+        retryable: !REQUEST_ERROR_CODES.has(rpcCode),
         node: this.url,
         nodeName: this.name,
       })

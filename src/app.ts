@@ -6,8 +6,11 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { createSharedInstance, isPocketnetAddress, parseNodeList, type SharedInstance } from '../lib/index.js'
 import type { AppConfig } from './config.js'
 import errorHandler from './plugins/app/error-handler.js'
+import httpCache from './plugins/app/http-cache.js'
 import rpcClient from './plugins/app/rpc-client.js'
+import staticFiles from './plugins/external/static.js'
 import nodeInfoRoute from './routes/api/nodeinfo.js'
+import healthRoutes from './routes/health.js'
 import searchRoute from './routes/api/search.js'
 import userRoute from './routes/api/user.js'
 import { ADDRESS_FORMAT } from './schemas/common.js'
@@ -27,16 +30,33 @@ export async function buildApp (config: AppConfig, overrides: AppOverrides = {})
 
   const client = overrides.client ?? createSharedInstance({
     nodes: parseNodeList(config.POCKETNET_NODES),
-    timeoutMs: config.RPC_TIMEOUT_MS,
+    deadlineMs: config.RPC_DEADLINE_MS,
+    attemptTimeoutMs: config.RPC_TIMEOUT_MS,
+    probeIntervalMs: config.POCKETNET_PROBE_INTERVAL_MS,
+    maxLagBlocks: config.POCKETNET_MAX_LAG_BLOCKS,
+    cache: {
+      ttlMs: { getnodeinfo: config.CACHE_TTL_NODEINFO_MS, getuserprofile: config.CACHE_TTL_PROFILE_MS, search: config.CACHE_TTL_SEARCH_MS },
+      maxEntries: config.CACHE_MAX_ENTRIES,
+      maxBytes: config.CACHE_MAX_BYTES,
+    },
   })
   await app.register(rpcClient, { client })
   // Fastify routes take the error handler in force when they are registered, so the general
   // handler (the spec's "registered last") comes before the routes here.
   await app.register(errorHandler, { nodeEnv: config.NODE_ENV })
+  await app.register(httpCache, {
+    maxAgeMs: {
+      '/api/nodeinfo': config.CACHE_TTL_NODEINFO_MS,
+      '/api/user/:address': config.CACHE_TTL_PROFILE_MS,
+      '/api/search': config.CACHE_TTL_SEARCH_MS,
+    },
+  })
   await app.register(async (api) => {
     await api.register(nodeInfoRoute)
     await api.register(userRoute)
     await api.register(searchRoute)
   }, { prefix: '/api' })
+  await app.register(healthRoutes)
+  await app.register(staticFiles)
   return app
 }

@@ -13,7 +13,15 @@ export const ConfigSchema = Type.Object({
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000, description: 'an integer from 0 to 65535' }),
   HOST: Type.String({ minLength: 1, default: '0.0.0.0', description: 'a host name or IP address to listen on' }),
   POCKETNET_NODES: Type.String({ default: DEFAULT_NODES.join(','), description: POCKETNET_NODES_RULE }),
-  RPC_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 120_000, default: 5000, description: 'an integer from 100 to 120000 (milliseconds)' }),
+  RPC_DEADLINE_MS: Type.Integer({ minimum: 100, maximum: 120_000, default: 5000, description: 'an integer from 100 to 120000 (milliseconds)' }),
+  RPC_TIMEOUT_MS: Type.Integer({ minimum: 50, maximum: 120_000, default: 2000, description: 'an integer from 50 to 120000 (milliseconds)' }),
+  POCKETNET_PROBE_INTERVAL_MS: Type.Integer({ minimum: 50, maximum: 3_600_000, default: 30_000, description: 'an integer from 50 to 3600000 (milliseconds)' }),
+  POCKETNET_MAX_LAG_BLOCKS: Type.Integer({ minimum: 0, maximum: 10_000, default: 3, description: 'an integer from 0 to 10000' }),
+  CACHE_TTL_NODEINFO_MS: Type.Integer({ minimum: 0, maximum: 86_400_000, default: 5000, description: 'a whole number of milliseconds (0 turns the cache off)' }),
+  CACHE_TTL_PROFILE_MS: Type.Integer({ minimum: 0, maximum: 86_400_000, default: 60_000, description: 'a whole number of milliseconds (0 turns the cache off)' }),
+  CACHE_TTL_SEARCH_MS: Type.Integer({ minimum: 0, maximum: 86_400_000, default: 30_000, description: 'a whole number of milliseconds (0 turns the cache off)' }),
+  CACHE_MAX_ENTRIES: Type.Integer({ minimum: 1, maximum: 10_000_000, default: 10_000, description: 'an integer from 1 to 10000000' }),
+  CACHE_MAX_BYTES: Type.Integer({ minimum: 1024, maximum: 17_179_869_184, default: 67_108_864, description: 'a number of bytes from 1024' }),
   NODE_ENV: Type.String({ default: 'production', description: 'development, production or test' }),
   LOG_LEVEL: Type.Unsafe<Static<typeof LogLevel>>({ ...LogLevel, default: 'info', description: 'one of fatal, error, warn, info, debug, trace, silent' }),
 })
@@ -34,7 +42,7 @@ export function loadConfig (env: Record<string, string | undefined>): AppConfig 
     const value = env[name]
     if (value !== undefined && value !== '') raw[name] = value
   }
-  const config = Value.Default(ConfigSchema, Value.Convert(ConfigSchema, raw)) as Record<string, unknown>
+  const config = Value.Default(ConfigSchema, Value.Convert(ConfigSchema, { ...raw })) as Record<string, unknown>
   const problems = new Map<string, string>()
   for (const error of Value.Errors(ConfigSchema, config)) {
     const name = error.instancePath.slice(1)

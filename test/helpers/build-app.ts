@@ -3,6 +3,9 @@ import type { FastifyInstance } from 'fastify'
 import { buildApp, type AppOverrides } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
 
+/** Turns the answer cache off, for tests that change a node's behaviour between two identical calls. */
+export const NO_CACHE = { CACHE_TTL_NODEINFO_MS: '0', CACHE_TTL_PROFILE_MS: '0', CACHE_TTL_SEARCH_MS: '0' }
+
 export interface TestApp {
   app: FastifyInstance
   /** e.g. http://127.0.0.1:40123 */

@@ -1,0 +1,116 @@
+/**
+ * Answers kept in memory, per method, and identical calls in flight shared.
+ *
+ * - Keyed by method and the canonical positional params (the method table's order), so that
+ *   `{a, b}` and `{b, a}` are one entry.
+ * - A time to live per method; 0 turns caching off for that method (calls in flight are still
+ *   shared). Errors are never kept.
+ * - Bounded by entries and by bytes (the size of the node's answer), so that endless unique
+ *   keys cannot grow memory.
+ * - Methods whose answer follows the chain tip are dropped when the pool sees a new block.
+ * - A caller that gives up does not cancel the upstream call for the others.
+ */
+import { LRUCache } from 'lru-cache'
+
+/** Time to live per method, in milliseconds. */
+export type CacheTtls = Record<string, number>
+
+export const DEFAULT_CACHE_TTL_MS: Readonly<CacheTtls> = {
+  getnodeinfo: 5000,
+  getuserprofile: 60_000,
+  search: 30_000,
+}
+
+/** Methods whose answer changes with each block (the node itself caches them for one block). */
+const FOLLOWS_TIP = new Set(['getnodeinfo', 'getuserprofile'])
+
+export type CacheOutcome = 'hit' | 'miss' | 'shared'
+
+export interface CacheOptions {
+  /** Per method; a method not listed is not cached. */
+  ttlMs: CacheTtls
+  maxEntries: number
+  maxBytes: number
+  /** Clock for time to live; default performance. */
+  perf?: { now (): number }
+  /** Called on every lookup, for metrics. Must not throw. */
+  onLookup?: ((method: string, outcome: CacheOutcome) => void) | undefined
+}
+
+/** What a loader answers: the value and the size of the node's answer in bytes. */
+export interface Loaded<T> {
+  value: T
+  bytes: number
+}
+
+type Loader = () => Promise<Loaded<unknown>>
+
+export class ResultCache {
+  readonly #ttlMs: CacheTtls
+  readonly #lru: LRUCache<string, Loaded<unknown>, Loader>
+  /** Calls in flight for methods that are not cached. */
+  readonly #inFlight = new Map<string, Promise<unknown>>()
+  readonly #onLookup: CacheOptions['onLookup']
+
+  constructor (options: CacheOptions) {
+    this.#ttlMs = options.ttlMs
+    this.#onLookup = options.onLookup
+    this.#lru = new LRUCache<string, Loaded<unknown>, Loader>({
+      max: options.maxEntries,
+      maxSize: options.maxBytes,
+      sizeCalculation: entry => Math.max(1, entry.bytes),
+      ttl: 60_000,
+      // Read the clock on every lookup (it is cheap) rather than caching it for a tick.
+      ttlResolution: 0,
+      ...(options.perf ? { perf: options.perf } : {}),
+      fetchMethod: (_key, _stale, { context }) => context(),
+    })
+  }
+
+  /** Key for a method and its positional params. */
+  static key (method: string, params: readonly unknown[]): string {
+    return `${method}\n${JSON.stringify(params)}`
+  }
+
+  /** The cached value, or `load()`'s, shared with identical calls in flight. */
+  async get<T> (method: string, key: string, load: () => Promise<Loaded<T>>): Promise<T> {
+    const ttl = this.#ttlMs[method] ?? 0
+    if (ttl <= 0) return this.#shared(method, key, load)
+    const status: LRUCache.Status<string, Loaded<unknown>, Loader> = {}
+    const pending = this.#lru.fetch(key, { context: load, ttl, status })
+    this.#onLookup?.(method, status.fetch === 'hit' ? 'hit' : status.fetch === 'inflight' ? 'shared' : 'miss')
+    const entry = await pending
+    return (entry as Loaded<T>).value
+  }
+
+  /** Drops the answers that follow the chain tip. */
+  onNewBlock (): void {
+    for (const key of this.#lru.keys()) {
+      if (FOLLOWS_TIP.has(key.slice(0, key.indexOf('\n')))) this.#lru.delete(key)
+    }
+  }
+
+  get size (): number {
+    return this.#lru.size
+  }
+
+  get bytes (): number {
+    return this.#lru.calculatedSize
+  }
+
+  clear (): void {
+    this.#lru.clear()
+  }
+
+  async #shared<T> (method: string, key: string, load: () => Promise<Loaded<T>>): Promise<T> {
+    const existing = this.#inFlight.get(key)
+    if (existing !== undefined) {
+      this.#onLookup?.(method, 'shared')
+      return existing as Promise<T>
+    }
+    this.#onLookup?.(method, 'miss')
+    const call = load().then(loaded => loaded.value).finally(() => this.#inFlight.delete(key))
+    this.#inFlight.set(key, call)
+    return call
+  }
+}

@@ -1,0 +1,132 @@
+/**
+ * What the pool knows about one node, and the arithmetic of rating it: latency and error-rate
+ * averages, a circuit breaker, and chain lag. Pure code with an injected clock, so it is
+ * tested without servers or sleeps.
+ */
+
+/**
+ * - `closed`: the node takes traffic.
+ * - `open`: it failed; no traffic until `retryAt`, when a background probe tries it again.
+ * - `half-open`: the probe is under way; one success closes the circuit, one failure opens it longer.
+ */
+export type CircuitState = 'closed' | 'open' | 'half-open'
+
+export interface HealthPolicy {
+  /** Weight of the newest sample in the averages (0..1). */
+  smoothing: number
+  /** First wait before an open circuit is probed again; doubles on each failed probe. */
+  baseCooldownMs: number
+  maxCooldownMs: number
+  /** A node this many blocks behind the best known height is not used while others are fresh. */
+  maxLagBlocks: number
+}
+
+export const DEFAULT_HEALTH_POLICY: HealthPolicy = {
+  smoothing: 0.2,
+  baseCooldownMs: 1000,
+  maxCooldownMs: 30_000,
+  maxLagBlocks: 3,
+}
+
+// Used for a node that has not answered yet, so that it is neither shunned nor preferred.
+const UNKNOWN_LATENCY_MS = 200
+
+export class NodeHealth {
+  circuit: CircuitState = 'closed'
+  /** Whether the node has answered at least once. */
+  seen = false
+  latencyMs: number | undefined
+  /** Average of recent outcomes, 0 (all good) to 1 (all failed). */
+  errorRate = 0
+  consecutiveFailures = 0
+  /** When an open circuit may be probed again (clock milliseconds). */
+  retryAt = 0
+  height: number | undefined
+  version: string | undefined
+  lastError: string | undefined
+  inFlight = 0
+  readonly #policy: HealthPolicy
+
+  constructor (policy: HealthPolicy = DEFAULT_HEALTH_POLICY) {
+    this.#policy = policy
+  }
+
+  recordSuccess (latencyMs: number): void {
+    const { smoothing } = this.#policy
+    this.seen = true
+    this.latencyMs = this.latencyMs === undefined ? latencyMs : this.latencyMs + smoothing * (latencyMs - this.latencyMs)
+    this.errorRate -= smoothing * this.errorRate
+    this.consecutiveFailures = 0
+    this.circuit = 'closed'
+  }
+
+  /**
+   * The node was still working after `elapsedMs` when another node answered the same call: a
+   * lower bound of its latency, so that a node that hangs or crawls is rated down before its
+   * probe times out.
+   */
+  recordOvertaken (elapsedMs: number): void {
+    if (this.latencyMs === undefined || elapsedMs > this.latencyMs) {
+      this.latencyMs = this.latencyMs === undefined ? elapsedMs : this.latencyMs + this.#policy.smoothing * (elapsedMs - this.latencyMs)
+    }
+  }
+
+  /** A failure opens the circuit at once: a dead node should cost nothing once detected. */
+  recordFailure (message: string, now: number): void {
+    const { smoothing, baseCooldownMs, maxCooldownMs } = this.#policy
+    this.errorRate += smoothing * (1 - this.errorRate)
+    this.consecutiveFailures++
+    this.lastError = message
+    this.circuit = 'open'
+    this.retryAt = now + Math.min(maxCooldownMs, baseCooldownMs * 2 ** Math.min(this.consecutiveFailures - 1, 16))
+  }
+
+  /** True when an open circuit's cooldown is over. */
+  dueForRetry (now: number): boolean {
+    return this.circuit === 'open' && now >= this.retryAt
+  }
+
+  isLagging (bestHeight: number | undefined): boolean {
+    return bestHeight !== undefined && this.height !== undefined && bestHeight - this.height > this.#policy.maxLagBlocks
+  }
+
+  /** Lower is better: expected latency, inflated by recent errors and by work already queued. */
+  score (): number {
+    const latency = this.latencyMs ?? UNKNOWN_LATENCY_MS
+    return (latency + 1) * (1 + 4 * this.errorRate) * (1 + 0.25 * this.inFlight)
+  }
+}
+
+/** Recent latencies of successful attempts, for the hedging delay (a high percentile). */
+export class LatencyWindow {
+  readonly #samples: Float64Array
+  #count = 0
+  #next = 0
+  #cached: number | undefined
+
+  constructor (size = 256) {
+    this.#samples = new Float64Array(size)
+  }
+
+  add (latencyMs: number): void {
+    this.#samples[this.#next] = latencyMs
+    this.#next = (this.#next + 1) % this.#samples.length
+    if (this.#count < this.#samples.length) this.#count++
+    // Recomputed lazily, at most once per 32 samples: sorting on every call would cost more than it saves.
+    if (this.#next % 32 === 0) this.#cached = undefined
+  }
+
+  get size (): number {
+    return this.#count
+  }
+
+  /** The 95th percentile of the window, or undefined when it is empty. */
+  p95 (): number | undefined {
+    if (this.#count === 0) return undefined
+    if (this.#cached === undefined || this.#count < 32) {
+      const sorted = this.#samples.slice(0, this.#count).sort()
+      this.#cached = sorted[Math.min(sorted.length - 1, Math.floor(0.95 * sorted.length))]
+    }
+    return this.#cached
+  }
+}

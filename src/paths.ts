@@ -1,0 +1,18 @@
+/** Folders of the project, found from this file whether it runs from src/ (tsx) or dist/src/ (built). */
+import { existsSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+function findProjectRoot (from: string): string {
+  let dir = from
+  while (!existsSync(join(dir, 'package.json'))) {
+    const parent = dirname(dir)
+    if (parent === dir) throw new Error(`No package.json above ${from}`)
+    dir = parent
+  }
+  return dir
+}
+
+export const PROJECT_ROOT = findProjectRoot(dirname(fileURLToPath(import.meta.url)))
+/** The demo mini-app page, served at `/`. */
+export const PUBLIC_DIR = join(PROJECT_ROOT, 'public')

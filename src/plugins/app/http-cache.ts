@@ -1,0 +1,46 @@
+/**
+ * HTTP caching for front-ends: `Cache-Control` with the same max-age as the client's answer
+ * cache, and a weak `ETag` so that a repeat with `If-None-Match` gets a bodiless 304.
+ * Only successful GET answers of the listed routes are cacheable; every other /api answer is
+ * `no-store`, so that a browser never keeps an error.
+ */
+import { createHash } from 'node:crypto'
+import fp from 'fastify-plugin'
+
+export interface HttpCacheOptions {
+  /** Max-age per route URL pattern (as registered, e.g. `/api/user/:address`), in milliseconds; 0 means no-cache. */
+  maxAgeMs: Record<string, number>
+}
+
+function etagOf (payload: string | Buffer): string {
+  return `W/"${createHash('sha1').update(payload).digest('base64url')}"`
+}
+
+export default fp<HttpCacheOptions>(async (app, { maxAgeMs }) => {
+  const cacheControl = new Map(Object.entries(maxAgeMs).map(([url, ms]) => [
+    url,
+    ms > 0 ? `public, max-age=${Math.floor(ms / 1000)}` : 'no-cache',
+  ]))
+
+  app.addHook('onSend', async (request, reply, payload) => {
+    const url = request.routeOptions.url
+    const policy = url === undefined ? undefined : cacheControl.get(url)
+    if (policy === undefined) {
+      if (request.url.startsWith('/api/')) reply.header('cache-control', 'no-store')
+      return payload
+    }
+    if (reply.statusCode !== 200 || request.method !== 'GET' || !(typeof payload === 'string' || Buffer.isBuffer(payload))) {
+      reply.header('cache-control', 'no-store')
+      return payload
+    }
+    const etag = etagOf(payload)
+    reply.header('cache-control', policy)
+    reply.header('etag', etag)
+    const ifNoneMatch = request.headers['if-none-match']
+    if (ifNoneMatch !== undefined && ifNoneMatch.split(',').some(tag => tag.trim() === etag || tag.trim() === '*')) {
+      reply.code(304)
+      return ''
+    }
+    return payload
+  })
+}, { name: 'http-cache' })

@@ -1,0 +1,26 @@
+/** `/healthz` (the process is alive) and `/readyz` (a Pocketnet node is usable), for orchestrators and load balancers. */
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { errorText } from '../plugins/app/error-handler.js'
+import { HealthzSchema, ReadyzSchema } from '../schemas/health.js'
+
+const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  app.get('/healthz', { schema: HealthzSchema }, async () => ({ message: 'Alive' }))
+
+  app.get('/readyz', { schema: ReadyzSchema }, async (_request, reply) => {
+    let api
+    try {
+      api = await app.pocketnet.get()
+    } catch (err) {
+      return reply.code(503).send({ message: 'Not ready', error: errorText(err) })
+    }
+    // Node URLs may be private hosts: answers name nodes by position only.
+    const nodes = api.nodes().map(({ url: _url, ...state }) => state)
+    const usableNodes = nodes.filter(node => node.usable).length
+    return reply.code(usableNodes > 0 ? 200 : 503).send({
+      message: usableNodes > 0 ? 'Ready' : 'Not ready',
+      data: { usableNodes, bestHeight: api.bestHeight, nodes },
+    })
+  })
+}
+
+export default healthRoutes

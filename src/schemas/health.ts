@@ -1,0 +1,36 @@
+import { Type } from 'typebox'
+import { ErrorEnvelope } from './envelope.js'
+
+const NodeState = Type.Object({
+  name: Type.String({ description: 'The node\'s position in POCKETNET_NODES ("node 2"); URLs stay out of answers' }),
+  usable: Type.Boolean({ description: 'Answered, circuit closed, not lagging' }),
+  circuit: Type.String({ description: 'closed, open or half-open' }),
+  lagging: Type.Boolean(),
+  version: Type.Optional(Type.String()),
+  height: Type.Optional(Type.Integer()),
+  latencyMs: Type.Optional(Type.Number()),
+  errorRate: Type.Number(),
+  consecutiveFailures: Type.Integer(),
+  lastError: Type.Optional(Type.String()),
+})
+
+const Readiness = Type.Object({
+  message: Type.String(),
+  data: Type.Object({
+    usableNodes: Type.Integer(),
+    bestHeight: Type.Optional(Type.Integer()),
+    nodes: Type.Array(NodeState),
+  }),
+})
+
+export const HealthzSchema = {
+  summary: 'Liveness',
+  description: 'Answers 200 while the process can serve HTTP, whatever the nodes do.',
+  response: { 200: Type.Object({ message: Type.String() }) },
+}
+
+export const ReadyzSchema = {
+  summary: 'Readiness',
+  description: '200 when at least one Pocketnet node is usable, 503 otherwise, with the state of each node.',
+  response: { 200: Readiness, 503: Type.Union([Readiness, ErrorEnvelope]) },
+}

@@ -1,0 +1,101 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { buildApp } from '../../src/app.js'
+import { loadConfig } from '../../src/config.js'
+
+// A node URL that nothing listens on: these tests never reach the RPC client.
+const NO_NODE = 'http://127.0.0.1:9'
+
+async function appWith (t: { after (fn: () => unknown): void }, env: Record<string, string> = {}) {
+  const app = await buildApp(loadConfig({ LOG_LEVEL: 'silent', POCKETNET_NODES: NO_NODE, ...env }))
+  t.after(() => app.close())
+  return app
+}
+
+describe('error handling', () => {
+  it('answers 404 in the envelope for an unknown route', async (t) => {
+    const app = await appWith(t)
+    const response = await app.inject({ method: 'GET', url: '/api/nope?x=1' })
+    assert.equal(response.statusCode, 404)
+    assert.match(response.headers['content-type'] as string, /application\/json/)
+    assert.deepEqual(response.json(), { message: 'Not found', error: 'No route answers GET /api/nope?x=1' })
+  })
+
+  it('answers 404 in the envelope for a method the route does not take', async (t) => {
+    const app = await appWith(t)
+    const response = await app.inject({ method: 'POST', url: '/api/nodeinfo', payload: {} })
+    assert.equal(response.statusCode, 404)
+    assert.equal(response.json().message, 'Not found')
+  })
+
+  it('answers 400 in the envelope for a malformed JSON body on a route that takes one', async (t) => {
+    const app = await appWith(t)
+    // A mini-app developer's own route: the app-wide JSON parser is already on.
+    app.post('/api/echo', async (request) => ({ message: 'ok', data: request.body }))
+    const response = await app.inject({ method: 'POST', url: '/api/echo', headers: { 'content-type': 'application/json' }, payload: '{"a":' })
+    assert.equal(response.statusCode, 400)
+    assert.equal(response.json().message, 'Bad request')
+    assert.match(response.json().error, /JSON/)
+    const ok = await app.inject({ method: 'POST', url: '/api/echo', payload: { a: 1 } })
+    assert.deepEqual(ok.json(), { message: 'ok', data: { a: 1 } })
+  })
+
+  it('answers 415 in the envelope for a body type no parser takes', async (t) => {
+    const app = await appWith(t)
+    app.post('/api/echo', async () => ({ message: 'ok' }))
+    const response = await app.inject({ method: 'POST', url: '/api/echo', headers: { 'content-type': 'application/x-nope' }, payload: 'x' })
+    assert.equal(response.statusCode, 415)
+    assert.equal(response.json().message, 'Unsupported media type')
+  })
+
+  it('hides the detail of an unexpected error outside development', async (t) => {
+    const app = await appWith(t, { NODE_ENV: 'production' })
+    app.get('/api/boom', async () => { throw new Error('secret detail') })
+    const response = await app.inject({ method: 'GET', url: '/api/boom' })
+    assert.equal(response.statusCode, 500)
+    assert.deepEqual(response.json(), { message: 'Internal server error', error: 'Unknown error' })
+  })
+
+  it('shows the detail of an unexpected error in development', async (t) => {
+    const app = await appWith(t, { NODE_ENV: 'development' })
+    app.get('/api/boom', async () => { throw new Error('secret detail') })
+    const response = await app.inject({ method: 'GET', url: '/api/boom' })
+    assert.equal(response.statusCode, 500)
+    assert.deepEqual(response.json(), { message: 'Internal server error', error: 'secret detail' })
+  })
+
+  it('answers Unknown error for a thrown value that is not an Error, even in development', async (t) => {
+    const app = await appWith(t, { NODE_ENV: 'development' })
+    // eslint-disable-next-line @typescript-eslint/only-throw-error
+    app.get('/api/boom', async () => { throw 'a string' })
+    const response = await app.inject({ method: 'GET', url: '/api/boom' })
+    assert.equal(response.statusCode, 500)
+    assert.equal(response.json().message, 'Internal server error')
+  })
+
+  it('writes the unexpected error to the log', async (t) => {
+    const lines: string[] = []
+    const app = await buildApp(loadConfig({ LOG_LEVEL: 'error', POCKETNET_NODES: NO_NODE }))
+    t.after(() => app.close())
+    // pino writes to stdout; capture it for this one request.
+    const write = process.stdout.write.bind(process.stdout)
+    process.stdout.write = ((chunk: string) => { lines.push(String(chunk)); return true }) as typeof process.stdout.write
+    t.after(() => { process.stdout.write = write })
+    app.get('/api/boom', async () => { throw new Error('logged detail') })
+    await app.inject({ method: 'GET', url: '/api/boom' })
+    process.stdout.write = write
+    const entry = lines.map(line => JSON.parse(line)).find(line => line.msg === 'Internal server error')
+    assert.ok(entry, 'an error line was logged')
+    assert.equal(entry.err.message, 'logged detail')
+  })
+
+  it('never answers HTML, whatever the path', async (t) => {
+    const app = await appWith(t)
+    for (const url of ['/', '/%', '/api/user/%E0%A4%A', '/api/search?keyword=%', '/../../etc/passwd']) {
+      const response = await app.inject({ method: 'GET', url })
+      assert.match(response.headers['content-type'] as string, /application\/json/, url)
+      assert.ok(response.statusCode >= 400 && response.statusCode < 500, `${url}: ${response.statusCode}`)
+      assert.equal(typeof response.json().message, 'string')
+    }
+  })
+})

@@ -1,0 +1,98 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { NO_CACHE, startApp } from '../helpers/build-app.js'
+import { startEmulator } from '../helpers/start-emulator.js'
+import { waitFor } from '../helpers/wait-for.js'
+
+describe('HTTP caching', () => {
+  it('gives each route a max-age matching the answer cache, and an ETag', async (t) => {
+    const node = await startEmulator(t)
+    const service = await startApp(t, { nodes: [node.url], env: { CACHE_TTL_NODEINFO_MS: '5000', CACHE_TTL_PROFILE_MS: '60000', CACHE_TTL_SEARCH_MS: '30000' } })
+    const user = node.dataset.users[0] as { address: string }
+    const cases: Array<[string, string]> = [
+      ['/api/nodeinfo', 'public, max-age=5'],
+      [`/api/user/${user.address}`, 'public, max-age=60'],
+      ['/api/search?keyword=bitcoin', 'public, max-age=30'],
+    ]
+    for (const [path, cacheControl] of cases) {
+      const { status, headers } = await service.get(path)
+      assert.equal(status, 200)
+      assert.equal(headers.get('cache-control'), cacheControl, path)
+      assert.match(headers.get('etag') ?? '', /^W\/"[\w-]+"$/, path)
+    }
+  })
+
+  it('answers 304 without a body to a matching If-None-Match, and 200 when the data changed', async (t) => {
+    const node = await startEmulator(t)
+    const service = await startApp(t, { nodes: [node.url], env: NO_CACHE })
+    const first = await service.get('/api/nodeinfo')
+    const etag = first.headers.get('etag') as string
+    const again = await fetch(`${service.url}/api/nodeinfo`, { headers: { 'if-none-match': etag } })
+    assert.equal(again.status, 304)
+    assert.equal(await again.text(), '')
+    node.mineBlock()
+    const changed = await fetch(`${service.url}/api/nodeinfo`, { headers: { 'if-none-match': etag } })
+    assert.equal(changed.status, 200)
+    assert.notEqual(changed.headers.get('etag'), etag)
+    assert.equal((await changed.json()).data.lastblock.height, node.height)
+  })
+
+  it('marks error answers no-store and gives them no ETag', async (t) => {
+    const node = await startEmulator(t)
+    const service = await startApp(t, { nodes: [node.url] })
+    for (const path of ['/api/search', '/api/user/nope', '/api/nothing']) {
+      const { status, headers } = await service.get(path)
+      assert.ok(status >= 400)
+      assert.equal(headers.get('cache-control'), 'no-store', path)
+      assert.equal(headers.get('etag'), null, path)
+    }
+  })
+})
+
+describe('the answer cache', () => {
+  it('answers repeats without calling the node, per method', async (t) => {
+    const node = await startEmulator(t)
+    const service = await startApp(t, { nodes: [node.url] })
+    const user = node.dataset.users[0] as { address: string }
+    for (let i = 0; i < 3; i++) {
+      await service.get('/api/nodeinfo')
+      await service.get(`/api/user/${user.address}`)
+      await service.get('/api/search?keyword=bitcoin&page=1')
+    }
+    assert.equal(node.callsTo('getnodeinfo').length, 2, 'the start-up probe and one call')
+    assert.equal(node.callsTo('getuserprofile').length, 1)
+    assert.equal(node.callsTo('search').length, 1)
+    await service.get('/api/search?keyword=bitcoin&page=2')
+    assert.equal(node.callsTo('search').length, 2, 'another page is another key')
+  })
+
+  it('sends 100 concurrent identical requests to the node once', async (t) => {
+    const node = await startEmulator(t, { latencyMs: 30 })
+    const service = await startApp(t, { nodes: [node.url], env: NO_CACHE })
+    const answers = await Promise.all(Array.from({ length: 100 }, () => service.get('/api/search?keyword=music&pageSize=10')))
+    assert.ok(answers.every(answer => answer.status === 200 && answer.body.data.results.length === 10))
+    assert.equal(node.callsTo('search').length, 1)
+  })
+
+  it('never keeps an error', async (t) => {
+    const node = await startEmulator(t)
+    const service = await startApp(t, { nodes: [node.url] })
+    node.setFault({ kind: 'rpc-error', code: -8, message: 'Invalid parameter' }, { method: 'search', times: 1 })
+    assert.equal((await service.get('/api/search?keyword=bitcoin')).status, 500)
+    assert.equal((await service.get('/api/search?keyword=bitcoin')).status, 200)
+    assert.equal(node.callsTo('search').length, 2)
+  })
+
+  it('drops node information and profiles when the pool sees a new block', async (t) => {
+    const node = await startEmulator(t)
+    const service = await startApp(t, { nodes: [node.url], env: { POCKETNET_PROBE_INTERVAL_MS: '50', CACHE_TTL_NODEINFO_MS: '600000' } })
+    const before = await service.get('/api/nodeinfo')
+    node.mineBlock()
+    // The next health probe sees the block and drops the cached answer.
+    const client = service.app.pocketnet.peek()
+    assert.ok(client)
+    await waitFor('the probe to see the new block', () => client.bestHeight === node.height)
+    const after = await service.get('/api/nodeinfo')
+    assert.equal(after.body.data.lastblock.height, before.body.data.lastblock.height + 1)
+  })
+})

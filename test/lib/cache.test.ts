@@ -1,0 +1,91 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { ResultCache, type CacheOutcome } from '../../lib/cache.js'
+
+function fakeClock () {
+  let now = 1000
+  return { perf: { now: () => now }, advance (ms: number) { now += ms } }
+}
+
+function counter<T> (value: T, bytes = 10) {
+  const loader = async () => {
+    loader.calls++
+    return { value, bytes }
+  }
+  loader.calls = 0
+  return loader
+}
+
+describe('ResultCache', () => {
+  it('answers repeats from memory until the time to live ends', async () => {
+    const clock = fakeClock()
+    const outcomes: CacheOutcome[] = []
+    const cache = new ResultCache({ ttlMs: { search: 30_000 }, maxEntries: 100, maxBytes: 10_000, perf: clock.perf, onLookup: (_m, outcome) => outcomes.push(outcome) })
+    const load = counter({ results: [] })
+    const key = ResultCache.key('search', ['a', 'posts'])
+    await cache.get('search', key, load)
+    await cache.get('search', key, load)
+    assert.equal(load.calls, 1)
+    clock.advance(29_999)
+    await cache.get('search', key, load)
+    assert.equal(load.calls, 1)
+    clock.advance(2)
+    await cache.get('search', key, load)
+    assert.equal(load.calls, 2)
+    assert.deepEqual(outcomes, ['miss', 'hit', 'hit', 'miss'])
+  })
+
+  it('shares one load between identical calls in flight, cached or not', async () => {
+    for (const ttl of [0, 5000]) {
+      const cache = new ResultCache({ ttlMs: { search: ttl }, maxEntries: 100, maxBytes: 10_000 })
+      const load = counter('v')
+      const values = await Promise.all(Array.from({ length: 100 }, () => cache.get('search', 'k', load)))
+      assert.equal(load.calls, 1, `ttl ${ttl}`)
+      assert.ok(values.every(value => value === 'v'))
+    }
+  })
+
+  it('gives a failure to every waiter and keeps nothing', async () => {
+    const cache = new ResultCache({ ttlMs: { search: 5000 }, maxEntries: 100, maxBytes: 10_000 })
+    let calls = 0
+    const failing = async () => {
+      calls++
+      throw new Error('node down')
+    }
+    const results = await Promise.allSettled([cache.get('search', 'k', failing), cache.get('search', 'k', failing)])
+    assert.deepEqual(results.map(result => result.status), ['rejected', 'rejected'])
+    assert.equal(calls, 1)
+    assert.equal(cache.size, 0)
+    const load = counter('v')
+    assert.equal(await cache.get('search', 'k', load), 'v')
+  })
+
+  it('does not cache methods without a time to live', async () => {
+    const cache = new ResultCache({ ttlMs: { search: 5000 }, maxEntries: 100, maxBytes: 10_000 })
+    const load = counter('v')
+    await cache.get('getaddressinfo', 'k', load)
+    await cache.get('getaddressinfo', 'k', load)
+    assert.equal(load.calls, 2)
+    assert.equal(cache.size, 0)
+  })
+
+  it('stays within its entry and byte bounds', async () => {
+    const cache = new ResultCache({ ttlMs: { search: 60_000 }, maxEntries: 50, maxBytes: 1000 })
+    for (let i = 0; i < 500; i++) await cache.get('search', `k${i}`, counter(i, 30))
+    assert.ok(cache.size <= 33, `${cache.size} entries`)
+    assert.ok(cache.bytes <= 1000, `${cache.bytes} bytes`)
+    const small = new ResultCache({ ttlMs: { search: 60_000 }, maxEntries: 50, maxBytes: 1_000_000 })
+    for (let i = 0; i < 500; i++) await small.get('search', `k${i}`, counter(i, 1))
+    assert.equal(small.size, 50)
+  })
+
+  it('drops the answers that follow the chain tip on a new block, and keeps the others', async () => {
+    const cache = new ResultCache({ ttlMs: { getnodeinfo: 5000, getuserprofile: 60_000, search: 30_000 }, maxEntries: 100, maxBytes: 10_000 })
+    for (const method of ['getnodeinfo', 'getuserprofile', 'search']) await cache.get(method, ResultCache.key(method, []), counter(method))
+    cache.onNewBlock()
+    assert.equal(cache.size, 1)
+    const load = counter('x')
+    assert.equal(await cache.get('search', ResultCache.key('search', []), load), 'search')
+    assert.equal(load.calls, 0)
+  })
+})

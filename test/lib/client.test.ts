@@ -1,0 +1,175 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { PocketNetProxyApi, type ClientOptions } from '../../lib/index.js'
+import { startEmulator, startEmulators } from '../helpers/start-emulator.js'
+
+// The answer cache is off unless a test turns it on: these tests change a node's behaviour
+// between identical calls.
+const NO_CACHE = { ttlMs: { getnodeinfo: 0, getuserprofile: 0, search: 0 } }
+
+async function createClient (t: { after (fn: () => unknown): void }, options: ClientOptions) {
+  const api = await PocketNetProxyApi.create({ env: {}, cache: NO_CACHE, ...options })
+  t.after(() => api.close())
+  return api
+}
+
+describe('PocketNetProxyApi', () => {
+  it('resolves once a node answered, knowing its version and height', async (t) => {
+    const node = await startEmulator(t)
+    const api = await createClient(t, { nodes: [node.url] })
+    const [snapshot] = api.nodes()
+    assert.equal(snapshot?.usable, true)
+    assert.equal(snapshot?.version, '0.22.7')
+    assert.equal(snapshot?.height, node.height)
+  })
+
+  it('answers typed results: node info, profiles, content pages', async (t) => {
+    const node = await startEmulator(t)
+    const api = await createClient(t, { nodes: [node.url] })
+    const info = await api.rpc.getnodeinfo()
+    assert.equal(info.lastblock.height, node.height)
+    const users = node.dataset.users.filter((user: { deleted?: boolean }) => !user.deleted).slice(0, 2)
+    const profiles = await api.rpc.getuserprofile({ address: users.map((user: { address: string }) => user.address) })
+    assert.deepEqual(profiles.map(profile => profile.address), users.map((user: { address: string }) => user.address).sort())
+    const page = await api.rpc.search({ keyword: 'bitcoin', type: 'content', pageStart: 0, pageSize: 3 })
+    assert.equal(page.results.length, 3)
+    assert.equal(page.hasMore, true)
+    const tags = await api.rpc.search({ keyword: 'bit', type: 'tags' })
+    assert.ok(Array.isArray(tags.tags?.data))
+  })
+
+  it('rejects at creation, naming each node and why, when none answers', async (t) => {
+    const [a, b] = await startEmulators(t, 2)
+    assert.ok(a && b)
+    await a.stop()
+    b.setFault({ kind: 'html', status: 502 })
+    await assert.rejects(PocketNetProxyApi.create({ nodes: [a.url, b.url], env: {} }), (err: Error & { code?: string }) => {
+      assert.equal(err.code, 'RPC_ERR_UNAVAILABLE')
+      assert.equal(err.message, 'No Pocketnet node answered at start-up (2 tried): node 1 failed: connection refused; node 2 answered HTTP 502 with a body that is not JSON')
+      return true
+    })
+  })
+
+  it('fails over to the next node after a transport failure', async (t) => {
+    const [a, b] = await startEmulators(t, 2)
+    assert.ok(a && b)
+    const api = await createClient(t, { nodes: [a.url, b.url] })
+    a.setFault({ kind: 'garbage' })
+    for (let i = 0; i < 4; i++) {
+      const info = await api.rpc.getnodeinfo()
+      assert.equal(info.lastblock.height, b.height)
+    }
+    // node 1 is tried at most once more after its failure marks it down
+    assert.ok(a.callsTo('getnodeinfo').length <= 3)
+    assert.equal(api.nodes()[0]?.circuit, 'open')
+  })
+
+  it('fails over when a node hangs, within the deadline', async (t) => {
+    const [a, b] = await startEmulators(t, 2)
+    assert.ok(a && b)
+    const api = await createClient(t, { nodes: [a.url, b.url], deadlineMs: 2000, attemptTimeoutMs: 200, hedging: false })
+    a.setFault({ kind: 'hang' }, { method: 'search' })
+    const results = await Promise.all([0, 1].map(() => api.rpc.search({ keyword: 'bitcoin', type: 'content' })))
+    for (const page of results) assert.equal(page.results.length, 20)
+  })
+
+  it('returns an RPC error about the request without trying another node', async (t) => {
+    const [a, b] = await startEmulators(t, 2)
+    assert.ok(a && b)
+    const api = await createClient(t, { nodes: [a.url, b.url] })
+    a.setFault({ kind: 'rpc-error', code: -8, message: 'Invalid parameter' }, { method: 'search' })
+    b.setFault({ kind: 'rpc-error', code: -8, message: 'Invalid parameter' }, { method: 'search' })
+    await assert.rejects(api.rpc.search({ keyword: 'x', type: 'content' }), (err: Error & { code?: string, rpcCode?: number }) => {
+      assert.equal(err.code, 'RPC_ERR_NODE')
+      assert.equal(err.rpcCode, -8)
+      return true
+    })
+    assert.equal(a.callsTo('search').length + b.callsTo('search').length, 1)
+  })
+
+  it('retries elsewhere when the RPC error says the node is unwell, and stops using that node', async (t) => {
+    const [a, b] = await startEmulators(t, 2)
+    assert.ok(a && b)
+    const events: string[] = []
+    const api = await createClient(t, { nodes: [a.url, b.url], hedging: false, onAttempt: event => events.push(`${event.node} ${event.outcome}`) })
+    a.setFault({ kind: 'rpc-error', code: -28, message: 'Loading block index...' }, { method: 'search' })
+    for (let i = 0; i < 10; i++) {
+      const page = await api.rpc.search({ keyword: 'bitcoin', type: 'content', pageSize: 2 })
+      assert.equal(page.results.length, 2)
+    }
+    assert.ok(a.callsTo('search').length <= 1)
+    assert.equal(events.filter(event => event === 'node 2 ok').length, 10)
+    assert.deepEqual(events.filter(event => event.startsWith('node 1')), a.callsTo('search').length ? ['node 1 rpc-error'] : [])
+  })
+
+  it('says which nodes failed and why when all fail, without their URLs', async (t) => {
+    const [a, b] = await startEmulators(t, 2)
+    assert.ok(a && b)
+    const api = await createClient(t, { nodes: [a.url, b.url] })
+    a.setFault({ kind: 'work-queue' })
+    b.setFault({ kind: 'drop' })
+    await assert.rejects(api.rpc.getnodeinfo(), (err: Error & { code?: string, cause?: AggregateError }) => {
+      assert.equal(err.code, 'RPC_ERR_UNAVAILABLE')
+      assert.match(err.message, /node 1 is overloaded \(Work queue depth exceeded\)/)
+      assert.match(err.message, /node 2 failed: connection/)
+      assert.doesNotMatch(err.message, /127\.0\.0\.1/)
+      assert.equal(err.cause?.errors.length, 2)
+      return true
+    })
+  })
+
+  it('times out with RPC_ERR_TIMEOUT when every node hangs', async (t) => {
+    const node = await startEmulator(t)
+    const api = await createClient(t, { nodes: [node.url], attemptTimeoutMs: 200 })
+    node.setFault({ kind: 'hang' })
+    const started = performance.now()
+    await assert.rejects(api.rpc.getnodeinfo(), { code: 'RPC_ERR_TIMEOUT' })
+    assert.ok(performance.now() - started < 1500)
+  })
+
+  it('rejects a too-large answer', async (t) => {
+    const node = await startEmulator(t)
+    const api = await createClient(t, { nodes: [node.url], maxResponseBytes: 2000 })
+    await assert.rejects(api.rpc.search({ keyword: 'bitcoin', type: 'content', pageSize: 50 }), /answer larger than 2000 bytes/)
+  })
+
+  it('calls any public method by name with callRaw', async (t) => {
+    const node = await startEmulator(t)
+    const api = await createClient(t, { nodes: [node.url] })
+    const info = await api.callRaw('getnodeinfo') as { lastblock: { height: number } }
+    assert.equal(info.lastblock.height, node.height)
+    await assert.rejects(api.callRaw('nosuchmethod'), { code: 'RPC_ERR_NODE', rpcCode: -32601 })
+  })
+
+  it('aborts a call when its signal aborts', async (t) => {
+    const node = await startEmulator(t)
+    const api = await createClient(t, { nodes: [node.url] })
+    node.setFault({ kind: 'hang' })
+    const controller = new AbortController()
+    const call = api.rpc.getnodeinfo({ signal: controller.signal })
+    controller.abort(new Error('gave up'))
+    await assert.rejects(call, /gave up/)
+  })
+
+  it('refuses calls once closed', async (t) => {
+    const node = await startEmulator(t)
+    const api = await PocketNetProxyApi.create({ nodes: [node.url], env: {} })
+    await api.close()
+    await api.close()
+    await assert.rejects(api.rpc.getnodeinfo(), { code: 'RPC_ERR_CLOSED' })
+  })
+
+  it('validates options with a TypeError naming the option', async () => {
+    await assert.rejects(PocketNetProxyApi.create({ nodes: [], env: {} }), { name: 'TypeError', message: /option nodes must be a non-empty list/ })
+    await assert.rejects(PocketNetProxyApi.create({ nodes: ['ftp://x'], env: {} }), { name: 'TypeError', message: /option nodes must be a list of http\(s\) URLs .*got "ftp:\/\/x"/ })
+    await assert.rejects(PocketNetProxyApi.create({ nodes: ['http://127.0.0.1:9'], deadlineMs: -1, env: {} }), { name: 'TypeError', message: /option deadlineMs must be a positive integer \(got -1\)/ })
+    await assert.rejects(PocketNetProxyApi.create({ env: { RPC_TIMEOUT_MS: 'soon', POCKETNET_NODES: 'http://127.0.0.1:9' } }), { name: 'TypeError', message: /option RPC_TIMEOUT_MS must be a positive integer \(got "soon"\)/ })
+    await assert.rejects(PocketNetProxyApi.create({ nodes: ['http://127.0.0.1:9'], hedging: 'yes' as unknown as boolean, env: {} }), { name: 'TypeError', message: /option hedging must be true or false/ })
+  })
+
+  it('reads POCKETNET_NODES when no nodes are given', async (t) => {
+    const node = await startEmulator(t)
+    const api = await createClient(t, { env: { POCKETNET_NODES: ` ${node.url} ,` } })
+    assert.deepEqual(api.nodes().map(snapshot => snapshot.url), [node.url])
+  })
+})
