@@ -87,6 +87,8 @@ export class NodeTransport {
     const outer = options.signal
     const forwardAbort = (): void => controller.abort(outer?.reason)
     outer?.addEventListener('abort', forwardAbort, { once: true })
+    let status: number
+    let text: string
     try {
       const response = await this.#pool.request({
         path: this.#path,
@@ -95,8 +97,8 @@ export class NodeTransport {
         body: JSON.stringify({ method, params }),
         signal: controller.signal,
       })
-      const text = await response.body.text()
-      return { result: this.#readAnswer(method, response.statusCode, text), bytes: text.length }
+      status = response.statusCode
+      text = await response.body.text()
     } catch (err) {
       if (controller.signal.reason === TIMED_OUT) {
         throw new RpcTimeoutError(method, `${this.name} did not answer ${method} within ${options.timeoutMs} ms`, {
@@ -109,6 +111,7 @@ export class NodeTransport {
       clearTimeout(timer)
       outer?.removeEventListener('abort', forwardAbort)
     }
+    return { result: this.#readAnswer(method, status, text), bytes: text.length }
   }
 
   async close (): Promise<void> {

@@ -18,14 +18,17 @@ import { ADDRESS_FORMAT } from './schemas/common.js'
 export interface AppOverrides {
   /** The shared client; default: one created from the config on first use. */
   client?: SharedInstance
+  /** Where log lines go; default stdout. */
+  logStream?: { write (line: string): void }
 }
 
 export async function buildApp (config: AppConfig, overrides: AppOverrides = {}): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: { level: config.LOG_LEVEL },
+    logger: { level: config.LOG_LEVEL, ...(overrides.logStream ? { stream: overrides.logStream } : {}) },
     // Long enough for any address, so a too-long one gets a 400 rather than a 404.
     routerOptions: { maxParamLength: 200 },
-    ajv: { customOptions: { formats: { [ADDRESS_FORMAT]: isPocketnetAddress } } },
+    // verbose: validation errors carry the rejected value, which 400 answers quote.
+    ajv: { customOptions: { verbose: true, formats: { [ADDRESS_FORMAT]: isPocketnetAddress } } },
   }).withTypeProvider<TypeBoxTypeProvider>()
 
   const client = overrides.client ?? createSharedInstance({

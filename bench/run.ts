@@ -1,0 +1,148 @@
+/**
+ * `npm run bench`: the service against the node emulator (20 ms upstream latency), loaded by
+ * autocannon, with a bare node:http server measured in the same run as the limit.
+ * Scenarios (50 connections each, see bench/README.md):
+ *   a  one hot search key
+ *   b  Zipf(1.1) over 500 keywords, pages 0–2
+ *   c  a new keyword every request (the cache cannot help)
+ * Writes bench/results.md.
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { readFileSync, writeFileSync } from 'node:fs'
+import { once } from 'node:events'
+import { createInterface } from 'node:readline'
+import autocannon from 'autocannon'
+import { createEmulator } from '../devnode/server.js'
+import { seededRandom, zipfSampler } from './zipf.js'
+
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50)
+const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10)
+const COLD_DURATION_S = Number(process.env.BENCH_COLD_DURATION_S ?? 60)
+const UPSTREAM_LATENCY_MS = 20
+
+interface Measured {
+  name: string
+  requestsPerSecond: number
+  p50: number
+  p99: number
+  errors: number
+  upstreamPer1000?: number
+  peakRssMb?: number
+}
+
+async function startChild (script: string, args: string[], env: Record<string, string>): Promise<{ child: ChildProcess, port: number }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] })
+  const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream })
+  for await (const line of lines) {
+    try {
+      const { port } = JSON.parse(line) as { port?: number }
+      if (port) return { child, port }
+    } catch {}
+  }
+  throw new Error(`${script} exited before printing its port`)
+}
+
+async function stop (child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return
+  child.kill('SIGTERM')
+  await once(child, 'exit')
+}
+
+function peakRssMb (pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8')
+  const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0)
+  return Math.round(kb / 1024)
+}
+
+async function load (name: string, url: string, durationS: number, options: { path?: () => string, post?: () => string } = {}): Promise<Measured> {
+  const { path, post } = options
+  const requests: autocannon.Request[] | undefined = path
+    ? [{ setupRequest: request => ({ ...request, path: path() }) }]
+    : post
+      ? [{ method: 'POST', headers: { 'content-type': 'application/json' }, setupRequest: request => ({ ...request, body: post() }) }]
+      : undefined
+  const result = await autocannon({ url, connections: CONNECTIONS, duration: durationS, ...(requests ? { requests } : {}) })
+  return {
+    name,
+    requestsPerSecond: Math.round(result.requests.average),
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.errors + result.timeouts + result.non2xx,
+  }
+}
+
+const emulator = await createEmulator({ latencyMs: UPSTREAM_LATENCY_MS })
+// The 500 most frequent words of the dataset, most frequent first: Zipf rank 0 is the hottest.
+const frequency = new Map<string, number>()
+for (const post of emulator.dataset.posts) for (const word of post.words) if (word.length >= 3) frequency.set(word, (frequency.get(word) ?? 0) + 1)
+const KEYWORDS = [...frequency].sort((a, b) => b[1] - a[1]).slice(0, 500).map(([word]) => encodeURIComponent(word))
+const service = await startChild('bench/service-process.ts', [], {
+  POCKETNET_NODES: emulator.url,
+  LOG_LEVEL: 'warn',
+  NODE_ENV: 'production',
+  RATE_LIMIT_MAX: '100000000',
+})
+const base = `http://127.0.0.1:${service.port}`
+const hotPath = '/api/search?keyword=bitcoin&page=0&pageSize=20'
+const sample = await fetch(base + hotPath)
+const bodyBytes = (await sample.arrayBuffer()).byteLength
+const baseline = await startChild('bench/baseline-server.ts', [String(bodyBytes)], {})
+
+const results: Measured[] = []
+try {
+  results.push(await load('limit: bare node:http', `http://127.0.0.1:${baseline.port}/`, DURATION_S))
+
+  const upstreamBefore = (): number => emulator.callsTo('search').length
+  let before = upstreamBefore()
+  const hot = await load('a: one hot search key', base + hotPath, DURATION_S)
+  hot.upstreamPer1000 = ((upstreamBefore() - before) / (hot.requestsPerSecond * DURATION_S)) * 1000
+  results.push(hot)
+
+  const random = seededRandom(42)
+  const rank = zipfSampler(KEYWORDS.length, 1.1, random)
+  before = upstreamBefore()
+  const zipf = await load('b: Zipf(1.1) over 500 keywords, pages 0–2', base, DURATION_S, {
+    path: () => `/api/search?keyword=${KEYWORDS[rank()]}&page=${Math.floor(random() * 3)}&pageSize=20`,
+  })
+  zipf.upstreamPer1000 = ((upstreamBefore() - before) / (zipf.requestsPerSecond * DURATION_S)) * 1000
+  results.push(zipf)
+
+  let direct = 0
+  const upstream = await load('c₀: the emulator alone, a new keyword each time', `${emulator.url}/public/`, DURATION_S, {
+    post: () => JSON.stringify({ method: 'search', params: [`direct${direct++}`, 'posts', 0, 0, 21] }),
+  })
+  results.push(upstream)
+
+  let unique = 0
+  before = upstreamBefore()
+  const cold = await load('c: a new keyword every request', base, COLD_DURATION_S, { path: () => `/api/search?keyword=unique${unique++}&page=0&pageSize=20` })
+  cold.upstreamPer1000 = ((upstreamBefore() - before) / (cold.requestsPerSecond * COLD_DURATION_S)) * 1000
+  cold.peakRssMb = peakRssMb(service.child.pid as number)
+  results.push(cold)
+} finally {
+  await stop(service.child)
+  await stop(baseline.child)
+  await emulator.close()
+}
+
+const [limit, hot, zipf, upstream, cold] = results as [Measured, Measured, Measured, Measured, Measured]
+const ratio = (m: Measured): string => `${Math.round((m.requestsPerSecond / limit.requestsPerSecond) * 100)} %`
+const row = (m: Measured, share: string): string =>
+  `| ${m.name} | ${m.requestsPerSecond} | ${m.p50} | ${m.p99} | ${m.upstreamPer1000 === undefined ? '' : m.upstreamPer1000.toFixed(1)} | ${m.peakRssMb ?? ''} | ${share} | ${m.errors} |`
+const addedP50 = cold.p50 - upstream.p50
+const report = `# Benchmark results
+
+Node ${process.version}, ${new Date().toISOString().slice(0, 10)}, ${CONNECTIONS} connections, ${DURATION_S} s per scenario (${COLD_DURATION_S} s for c), upstream latency ${UPSTREAM_LATENCY_MS} ms, response body ${bodyBytes} bytes. Command: \`npm run bench\`.
+
+| Scenario | req/s | p50 ms | p99 ms | upstream calls / 1000 req | peak RSS MB | share of the limit | errors |
+|---|---|---|---|---|---|---|---|
+${row(limit, '100 %')}
+${row(hot, ratio(hot))}
+${row(zipf, ratio(zipf))}
+${row(upstream, '')}
+${row(cold, ratio(cold))}
+
+Targets (issue #4): a ≥ 70 % of the limit: **${ratio(hot)}**; b ≥ 50 %: **${ratio(zipf)}**; c adds ≤ 1 ms to the upstream's p50: **${addedP50} ms** (service p50 ${cold.p50} ms − emulator p50 ${upstream.p50} ms under the same load); c peak RSS < 200 MB: **${cold.peakRssMb} MB**.
+`
+writeFileSync(new URL('./results.md', import.meta.url), report)
+console.log(report)

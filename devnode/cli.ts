@@ -1,0 +1,23 @@
+/**
+ * `npm run devnode`: the emulator alone, for a front-end or lib/ developer without a node.
+ * Environment: DEVNODE_HOST (127.0.0.1), DEVNODE_PORT (38081), DEVNODE_LATENCY_MS (0),
+ * DEVNODE_BLOCK_INTERVAL_MS (60000), DEVNODE_VERSION (0.22.7).
+ */
+import { createEmulator } from './server.js'
+
+const emulator = await createEmulator({
+  host: process.env.DEVNODE_HOST ?? '127.0.0.1',
+  port: Number(process.env.DEVNODE_PORT ?? 38081),
+  latencyMs: Number(process.env.DEVNODE_LATENCY_MS ?? 0),
+  blockIntervalMs: Number(process.env.DEVNODE_BLOCK_INTERVAL_MS ?? 60_000),
+  version: process.env.DEVNODE_VERSION ?? '0.22.7',
+})
+const user = emulator.dataset.users[0]
+console.log(`Pocketnet node emulator listening on ${emulator.url} (height ${emulator.height})
+Try: curl -s ${emulator.url}/public/ -d '{"method":"getuserprofile","params":["${user?.address}","1"]}'`)
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    emulator.close().then(() => process.exit(0), () => process.exit(1))
+  })
+}

@@ -1,0 +1,210 @@
+/**
+ * The node's public read methods over the dataset, with the node's own parameter rules
+ * (shared/pocketnet/node-rpc.md, "Methods the service uses"). Written from the facts file,
+ * not from lib/: an emulator that reused the client's encoding would hide its bugs.
+ */
+import bs58check from 'bs58check'
+import { wordsOf, type Dataset, type PostRecord, type UserRecord } from './data/generate.js'
+
+/** A JSON-RPC error, answered with `status`. */
+export class RpcError extends Error {
+  constructor (readonly code: number, message: string, readonly status = 500) {
+    super(message)
+  }
+}
+
+export interface ChainState {
+  version: string
+  height: number
+  blockHash: string
+  blockTime: number
+  /** Blocks to subtract from the height getnodeinfo reports (a lagging node). */
+  lag: number
+}
+
+const INT32_MIN = -(2 ** 31)
+const INT32_MAX = 2 ** 31 - 1
+
+/** Nodes before 0.22.1 read paging numbers as strings and ignore JSON numbers; later ones do the opposite. */
+function readsPagingAsStrings (version: string): boolean {
+  const [major = 0, minor = 0, patch = 0] = version.split('.').map(Number)
+  return major === 0 && (minor < 22 || (minor === 22 && patch < 1))
+}
+
+/** One paging parameter: the node's default unless it has the form this node version reads. */
+function pagingParam (value: unknown, fallback: number, legacy: boolean): number {
+  if (legacy) {
+    if (typeof value !== 'string' || !/^-?\d+$/.test(value)) return fallback
+    const parsed = Number(value)
+    if (parsed < INT32_MIN || parsed > INT32_MAX) throw new RpcError(-32603, 'JSON integer out of range')
+    return parsed
+  }
+  if (typeof value !== 'number') return fallback
+  if (!Number.isInteger(value)) throw new RpcError(-32603, 'JSON value is not an integer as expected')
+  if (value < INT32_MIN || value > INT32_MAX) throw new RpcError(-32603, 'JSON integer out of range')
+  return value
+}
+
+function isAddress (value: unknown): value is string {
+  if (typeof value !== 'string' || value.length !== 34) return false
+  const payload = bs58check.decodeUnsafe(value)
+  return payload !== undefined && payload[0] === 0x37
+}
+
+/** The node URL-decodes the keyword (`+` is a space); a malformed escape leaves it as it is. */
+function urlDecode (text: string): string {
+  const spaced = text.replaceAll('+', ' ')
+  try {
+    return decodeURIComponent(spaced)
+  } catch {
+    return spaced
+  }
+}
+
+export function nodeInfo (chain: ChainState): Record<string, unknown> {
+  const height = chain.height - chain.lag
+  return {
+    version: chain.version,
+    time: chain.blockTime,
+    chain: 'main',
+    proxy: true,
+    netstakeweight: 51_234_567_890_123,
+    lastblock: { height, hash: chain.blockHash, time: chain.blockTime, ntx: 2 + (height % 9) },
+    proxies: [],
+    ports: { node: 37070, api: 38081, rest: 38080, wss: 8087, http: 38081, https: 38881 },
+  }
+}
+
+function shortProfile (user: UserRecord): Record<string, unknown> {
+  if (user.deleted) return { hash: user.hash, address: user.address, id: user.id, deleted: true }
+  return {
+    hash: user.hash,
+    address: user.address,
+    id: user.id,
+    name: user.name,
+    i: user.avatar,
+    b: '',
+    r: user.referrer,
+    reputation: user.reputation,
+    postcnt: user.postCount,
+    dltdcnt: 0,
+    subscribes_count: user.subscribes.length,
+    subscribers_count: user.subscribers.length,
+    blockings_count: 0,
+    blockers_count: 0,
+    likers_count: user.likers,
+    regdate: user.regdate,
+    update: user.update,
+    flags: {},
+    firstFlags: {},
+    bans: {},
+    badges: user.reputation > 400 ? ['shark'] : [],
+  }
+}
+
+function fullProfile (user: UserRecord): Record<string, unknown> {
+  if (user.deleted) return shortProfile(user)
+  return {
+    ...shortProfile(user),
+    k: user.publicKey,
+    a: user.about,
+    l: user.language,
+    s: user.site,
+    actions: {},
+    subscribes: user.subscribes.map(address => ({ adddress: address, private: 'false' })),
+    subscribers: user.subscribers,
+    blocking: [],
+    content: [{ type: 'share', count: user.postCount }],
+  }
+}
+
+export function getUserProfile (dataset: Dataset, params: unknown[]): unknown[] {
+  const [address, shortForm] = params
+  if (typeof shortForm !== 'string') throw new RpcError(-32603, 'JSON value is not a string as expected')
+  const wanted = typeof address === 'string' ? [address] : Array.isArray(address) ? address.filter(item => typeof item === 'string') : []
+  const found = [...new Set(wanted)].map(item => dataset.usersByAddress.get(item)).filter(user => user !== undefined)
+  found.sort((a, b) => (a.address < b.address ? -1 : a.address > b.address ? 1 : 0))
+  return found.map(user => (shortForm === '1' ? shortProfile(user) : fullProfile(user)))
+}
+
+function contentItem (dataset: Dataset, post: PostRecord): Record<string, unknown> {
+  const author = dataset.usersByAddress.get(post.address)
+  return {
+    hash: post.hash,
+    txid: post.hash,
+    id: post.id,
+    address: post.address,
+    time: String(post.time),
+    l: post.language,
+    type: post.type,
+    c: post.caption,
+    m: post.message,
+    u: post.url,
+    t: post.tags,
+    i: post.images,
+    s: { a: '', v: '', videos: [], image: '', f: '0' },
+    scoreCnt: String(post.scoreCnt),
+    scoreSum: String(post.scoreSum),
+    reposted: post.reposted,
+    comments: post.comments,
+    versions: [],
+    flags: {},
+    lastComment: null,
+    userprofile: author ? shortProfile(author) : null,
+  }
+}
+
+/** SQLite FTS5 `"<kw>" OR <kw>*`: the words as a phrase, or all of them with the last as a prefix. */
+function matches (post: PostRecord, terms: string[]): boolean {
+  const last = terms[terms.length - 1] as string
+  const words = post.words
+  for (let i = 0; i + terms.length <= words.length; i++) {
+    if (terms.every((term, j) => words[i + j] === term)) return true
+  }
+  return terms.slice(0, -1).every(term => words.includes(term)) && words.some(word => word.startsWith(last))
+}
+
+export function search (dataset: Dataset, chain: ChainState, params: unknown[]): Record<string, unknown> {
+  const [rawKeyword, rawType] = params
+  if (typeof rawKeyword !== 'string' || typeof rawType !== 'string') throw new RpcError(-3, 'JSON value is not a string as expected')
+  const legacy = readsPagingAsStrings(chain.version)
+  const topBlock = pagingParam(params[2], 0, legacy)
+  const pageStart = pagingParam(params[3], 0, legacy)
+  const pageSize = pagingParam(params[4], 10, legacy)
+  let author: string | undefined
+  if (params.length > 5) {
+    if (!isAddress(params[5])) throw new RpcError(-5, 'Invalid address')
+    author = params[5]
+  }
+  const keyword = urlDecode(rawKeyword)
+  // The node wraps the keyword in an FTS5 query; a double quote breaks its syntax.
+  if (keyword.includes('"')) throw new RpcError(-32603, 'fts5: syntax error near """')
+  const type = rawType.toLowerCase()
+  const terms = wordsOf(keyword)
+  const page = <T>(items: T[]): T[] => items.slice(Math.max(0, pageStart), pageSize < 0 ? undefined : Math.max(0, pageStart) + pageSize)
+
+  switch (type) {
+    case 'posts':
+    case 'videolink': {
+      if (terms.length === 0) return { [type === 'posts' ? 'posts' : 'videos']: { data: [] } }
+      const found = dataset.posts.filter(post =>
+        (topBlock <= 0 || post.height <= topBlock) &&
+        (author === undefined || post.address === author) &&
+        (type === 'posts' ? post.type !== 'article' && matches(post, terms) : post.type === 'video' && post.url.toLowerCase().includes(keyword.toLowerCase())))
+      return { [type === 'posts' ? 'posts' : 'videos']: { data: page(found).map(post => contentItem(dataset, post)) } }
+    }
+    case 'tags': {
+      const prefix = keyword.toLowerCase()
+      const tags = new Set<string>()
+      for (const post of dataset.posts) for (const tag of post.tags) if (prefix !== '' && tag.startsWith(prefix)) tags.add(tag)
+      return { tags: { data: page([...tags].sort()) } }
+    }
+    case 'users': {
+      const prefix = keyword.toLowerCase()
+      const found = prefix === '' ? [] : dataset.users.filter(user => !user.deleted && user.name.toLowerCase().startsWith(prefix))
+      return { users: { data: found.slice(0, 30).map(shortProfile) } }
+    }
+    default:
+      return {}
+  }
+}

@@ -1,0 +1,229 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { startEmulator } from '../helpers/start-emulator.js'
+
+/** One raw JSON-RPC POST, as a client of a real node would send it. */
+async function rpc (url: string, method: string, params: unknown[] = [], path = '/public/'): Promise<{ status: number, body: any, text: string }> {
+  const response = await fetch(url + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ method, params, id: 7 }) })
+  const text = await response.text()
+  let body: unknown
+  try { body = JSON.parse(text) } catch {}
+  return { status: response.status, body, text }
+}
+
+describe('the node emulator', () => {
+  describe('transport', () => {
+    it('answers 405 to a GET', async (t) => {
+      const node = await startEmulator(t)
+      assert.equal((await fetch(`${node.url}/public/`)).status, 405)
+    })
+
+    it('answers an unknown method with HTTP 404 and -32601, echoing the id', async (t) => {
+      const node = await startEmulator(t)
+      const { status, body } = await rpc(node.url, 'nosuchmethod')
+      assert.equal(status, 404)
+      assert.deepEqual(body, { result: null, error: { code: -32601, message: 'Method not found' }, id: 7 })
+    })
+
+    it('answers a body that is not JSON with -32700', async (t) => {
+      const node = await startEmulator(t)
+      const response = await fetch(`${node.url}/public/`, { method: 'POST', body: '{nope' })
+      assert.equal(response.status, 500)
+      assert.equal((await response.json()).error.code, -32700)
+      assert.equal(node.calls.length, 1)
+    })
+
+    it('keeps read methods off the /post/ path', async (t) => {
+      const node = await startEmulator(t)
+      assert.equal((await rpc(node.url, 'getnodeinfo', [], '/post/')).status, 404)
+    })
+  })
+
+  describe('getnodeinfo', () => {
+    it('reports version, chain and the last block, with a time frozen until the next block', async (t) => {
+      const node = await startEmulator(t, { version: '0.22.5', height: 1000 })
+      const first = (await rpc(node.url, 'getnodeinfo')).body.result
+      assert.equal(first.version, '0.22.5')
+      assert.equal(first.chain, 'main')
+      assert.equal(first.lastblock.height, 1000)
+      assert.match(first.lastblock.hash, /^[0-9a-f]{64}$/)
+      assert.equal(first.time, first.lastblock.time)
+      node.mineBlock()
+      const second = (await rpc(node.url, 'getnodeinfo')).body.result
+      assert.equal(second.lastblock.height, 1001)
+      assert.notEqual(second.lastblock.hash, first.lastblock.hash)
+      assert.ok(second.time > first.time)
+    })
+  })
+
+  describe('getuserprofile', () => {
+    it('gives the short form for "1" and the full form for anything else, even "basic"', async (t) => {
+      const node = await startEmulator(t)
+      const user = node.dataset.users[0] as { address: string, name: string }
+      const [short] = (await rpc(node.url, 'getuserprofile', [user.address, '1'])).body.result
+      assert.equal(short.name, user.name)
+      assert.equal(short.subscribers, undefined)
+      const [full] = (await rpc(node.url, 'getuserprofile', [user.address, 'basic'])).body.result
+      assert.ok(Array.isArray(full.subscribers))
+      assert.equal(typeof full.a, 'string')
+    })
+
+    it('answers a list sorted by address, without unknown addresses', async (t) => {
+      const node = await startEmulator(t)
+      const [a, b] = node.dataset.users.slice(1, 3).map(user => user.address) as [string, string]
+      const result = (await rpc(node.url, 'getuserprofile', [[b, 'P8bbRWJknHBXJRBTDSS88uQJSFvX67iN88', a], '1'])).body.result
+      assert.deepEqual(result.map((profile: { address: string }) => profile.address), [a, b].sort())
+      assert.deepEqual((await rpc(node.url, 'getuserprofile', ['P8bbRWJknHBXJRBTDSS88uQJSFvX67iN88', '1'])).body.result, [])
+      assert.deepEqual((await rpc(node.url, 'getuserprofile', [42, '1'])).body.result, [])
+    })
+
+    it('answers a deleted account with only hash, address, id and deleted', async (t) => {
+      const node = await startEmulator(t)
+      const deleted = node.dataset.users.find(user => user.deleted) as { address: string }
+      const [profile] = (await rpc(node.url, 'getuserprofile', [deleted.address, '1'])).body.result
+      assert.deepEqual(Object.keys(profile).sort(), ['address', 'deleted', 'hash', 'id'])
+    })
+
+    it('rejects a shortForm that is not a string with -32603 and HTTP 500', async (t) => {
+      const node = await startEmulator(t)
+      const { status, body } = await rpc(node.url, 'getuserprofile', [node.dataset.users[0]?.address, 1])
+      assert.equal(status, 500)
+      assert.equal(body.error.code, -32603)
+    })
+  })
+
+  describe('search', () => {
+    it('URL-decodes the keyword', async (t) => {
+      const node = await startEmulator(t)
+      const data = (await rpc(node.url, 'search', ['caf%C3%A9', 'posts'])).body.result.posts.data
+      assert.ok(data.length > 0)
+      for (const item of data) assert.match(`${item.c} ${item.m}`.toLowerCase(), /café/)
+    })
+
+    it('reads paging only from JSON integers on current nodes: offset, limit, newest first', async (t) => {
+      const node = await startEmulator(t)
+      const all = (await rpc(node.url, 'search', ['bitcoin', 'posts', 0, 0, 30])).body.result.posts.data
+      assert.equal(all.length, 30)
+      const times = all.map((item: { time: string }) => Number(item.time))
+      assert.deepEqual(times, [...times].sort((a, b) => b - a))
+      const page = (await rpc(node.url, 'search', ['bitcoin', 'posts', 0, 10, 5])).body.result.posts.data
+      assert.deepEqual(page.map((item: { hash: string }) => item.hash), all.slice(10, 15).map((item: { hash: string }) => item.hash))
+      const strings = (await rpc(node.url, 'search', ['bitcoin', 'posts', '0', '10', '5'])).body.result.posts.data
+      assert.equal(strings.length, 10, 'strings are ignored: the default page of 10 from 0')
+      assert.equal(strings[0].hash, all[0].hash)
+      const unlimited = (await rpc(node.url, 'search', ['music', 'posts', 0, 0, -1])).body.result.posts.data
+      assert.ok(unlimited.length > 30)
+    })
+
+    it('reads paging only from strings on nodes before 0.22.1', async (t) => {
+      const node = await startEmulator(t, { version: '0.21.16' })
+      assert.equal((await rpc(node.url, 'search', ['bitcoin', 'posts', '0', '0', '3'])).body.result.posts.data.length, 3)
+      assert.equal((await rpc(node.url, 'search', ['bitcoin', 'posts', 0, 0, 3])).body.result.posts.data.length, 10)
+    })
+
+    it('rejects non-integer and out-of-range paging with -32603', async (t) => {
+      const node = await startEmulator(t)
+      for (const params of [['x', 'posts', 0, 0, 10.5], ['x', 'posts', 0, 2 ** 31, 10]]) {
+        const { status, body } = await rpc(node.url, 'search', params)
+        assert.equal(status, 500)
+        assert.equal(body.error.code, -32603)
+      }
+    })
+
+    it('caps by topBlock and filters by author, and rejects an empty sixth element', async (t) => {
+      const node = await startEmulator(t)
+      const capped = (await rpc(node.url, 'search', ['bitcoin', 'posts', node.height - 50_000, 0, 50])).body.result.posts.data
+      const heightOf = (hash: string) => node.dataset.posts.find(post => post.hash === hash)?.height as number
+      assert.ok(capped.every((item: { hash: string }) => heightOf(item.hash) <= node.height - 50_000))
+      const author = node.dataset.users[0]?.address as string
+      const mine = (await rpc(node.url, 'search', ['bitcoin', 'posts', 0, 0, 50, author])).body.result.posts.data
+      assert.ok(mine.length > 0)
+      assert.ok(mine.every((item: { address: string }) => item.address === author))
+      assert.equal((await rpc(node.url, 'search', ['bitcoin', 'posts', 0, 0, 10, null])).status, 500)
+      assert.equal((await rpc(node.url, 'search', ['bitcoin', 'posts', 0, 0, 10, ''])).status, 500)
+    })
+
+    it('answers {} for an unknown type, including "content"', async (t) => {
+      const node = await startEmulator(t)
+      assert.deepEqual((await rpc(node.url, 'search', ['bitcoin', 'content'])).body.result, {})
+      assert.deepEqual((await rpc(node.url, 'search', ['bitcoin', 'POSTS'])).body.result.posts.data.length, 10)
+    })
+
+    it('finds tags and users', async (t) => {
+      const node = await startEmulator(t)
+      assert.ok((await rpc(node.url, 'search', ['bit', 'tags'])).body.result.tags.data.includes('bitcoin'))
+      const name = node.dataset.users[0]?.name as string
+      const users = (await rpc(node.url, 'search', [name, 'users'])).body.result.users.data
+      assert.ok(users.some((user: { name: string }) => user.name === name))
+    })
+
+    it('fails like SQLite on a double quote in the keyword', async (t) => {
+      const node = await startEmulator(t)
+      const { status, body } = await rpc(node.url, 'search', ['"bitcoin', 'posts'])
+      assert.equal(status, 500)
+      assert.match(body.error.message, /fts5/)
+    })
+
+    it('carries user content with HTML as it is', async (t) => {
+      const node = await startEmulator(t)
+      const data = (await rpc(node.url, 'search', ['xsscheck', 'posts'])).body.result.posts.data
+      assert.ok(data.some((item: { c: string }) => item.c.includes('<img src=x onerror=alert(1)>')))
+    })
+  })
+
+  describe('faults', () => {
+    it('answers each fault as a real node or proxy would', async (t) => {
+      const node = await startEmulator(t)
+      node.setFault({ kind: 'rpc-error', code: -28, message: 'Loading' })
+      assert.deepEqual((await rpc(node.url, 'getnodeinfo')).body, { result: null, error: { code: -28, message: 'Loading' }, id: 7 })
+      node.setFault({ kind: 'work-queue' })
+      assert.deepEqual(await rpc(node.url, 'getnodeinfo'), { status: 500, body: undefined, text: 'Work queue depth exceeded' })
+      node.setFault({ kind: 'html', status: 503 })
+      const html = await rpc(node.url, 'getnodeinfo')
+      assert.equal(html.status, 503)
+      assert.match(html.text, /<html>/)
+      node.setFault({ kind: 'garbage' })
+      const garbage = await rpc(node.url, 'getnodeinfo')
+      assert.equal(garbage.status, 200)
+      assert.equal(garbage.body, undefined)
+      node.setFault({ kind: 'lag', blocks: 5 })
+      assert.equal((await rpc(node.url, 'getnodeinfo')).body.result.lastblock.height, node.height - 5)
+      node.setFault(null)
+      assert.equal((await rpc(node.url, 'getnodeinfo')).body.result.lastblock.height, node.height)
+    })
+
+    it('hangs, drops, and slows down', async (t) => {
+      const node = await startEmulator(t)
+      node.setFault({ kind: 'hang' })
+      await assert.rejects(fetch(`${node.url}/public/`, { method: 'POST', body: '{"method":"getnodeinfo"}', signal: AbortSignal.timeout(100) }), { name: 'TimeoutError' })
+      node.setFault({ kind: 'drop' })
+      await assert.rejects(rpc(node.url, 'getnodeinfo'))
+      node.setFault({ kind: 'latency', ms: 120 })
+      const started = performance.now()
+      assert.equal((await rpc(node.url, 'getnodeinfo')).status, 200)
+      assert.ok(performance.now() - started >= 115)
+    })
+
+    it('scopes a fault to a method and to a number of calls', async (t) => {
+      const node = await startEmulator(t)
+      node.setFault({ kind: 'work-queue' }, { method: 'search', times: 2 })
+      assert.equal((await rpc(node.url, 'getnodeinfo')).status, 200)
+      assert.equal((await rpc(node.url, 'search', ['x', 'posts'])).status, 500)
+      assert.equal((await rpc(node.url, 'search', ['x', 'posts'])).status, 500)
+      assert.equal((await rpc(node.url, 'search', ['x', 'posts'])).status, 200)
+      assert.equal(node.callsTo('search').length, 3)
+    })
+
+    it('stops and starts again on the same port', async (t) => {
+      const node = await startEmulator(t)
+      node.setFault({ kind: 'hang' })
+      const hanging = fetch(`${node.url}/public/`, { method: 'POST', body: '{"method":"getnodeinfo"}' })
+      await node.stop()
+      await assert.rejects(hanging)
+      await assert.rejects(rpc(node.url, 'getnodeinfo'))
+      await node.start()
+      node.setFault(null)
+      assert.equal((await rpc(node.url, 'getnodeinfo')).status, 200)
+    })
+  })
+})
