@@ -7,8 +7,11 @@
  *   c  a new keyword every request (the cache cannot help)
  * Writes bench/results.md.
  */
-import { spawn, type ChildProcess } from 'node:child_process'
-import { readFileSync, writeFileSync } from 'node:fs'
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
+import { createServer } from 'node:net'
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { once } from 'node:events'
 import { createInterface } from 'node:readline'
 import autocannon from 'autocannon'
@@ -42,6 +45,28 @@ async function startChild (script: string, args: string[], env: Record<string, s
   throw new Error(`${script} exited before printing its port`)
 }
 
+/** A free loopback port: listen on 0, read it, close. */
+async function freePort (): Promise<number> {
+  const server = createServer()
+  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as { port: number }
+  await new Promise(resolve => server.close(resolve))
+  return port
+}
+
+/** The built service, exactly as `npm start` runs it. */
+async function startService (env: Record<string, string>): Promise<{ child: ChildProcess, port: number }> {
+  const port = await freePort()
+  const child = spawn(process.execPath, ['dist/src/server.js'], { env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' }, stdio: ['ignore', 'ignore', 'inherit'] })
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`the service exited with code ${child.exitCode}`)
+    try {
+      if ((await fetch(`http://127.0.0.1:${port}/healthz`)).ok) return { child, port }
+    } catch {}
+    await new Promise(resolve => setTimeout(resolve, 50))
+  }
+}
+
 async function stop (child: ChildProcess): Promise<void> {
   if (child.exitCode !== null) return
   child.kill('SIGTERM')
@@ -71,22 +96,27 @@ async function load (name: string, url: string, durationS: number, options: { pa
   }
 }
 
+execFileSync('npm', ['run', 'build'], { stdio: 'inherit' })
 const emulator = await createEmulator({ latencyMs: UPSTREAM_LATENCY_MS })
 // The 500 most frequent words of the dataset, most frequent first: Zipf rank 0 is the hottest.
 const frequency = new Map<string, number>()
 for (const post of emulator.dataset.posts) for (const word of post.words) if (word.length >= 3) frequency.set(word, (frequency.get(word) ?? 0) + 1)
 const KEYWORDS = [...frequency].sort((a, b) => b[1] - a[1]).slice(0, 500).map(([word]) => encodeURIComponent(word))
-const service = await startChild('bench/service-process.ts', [], {
+const service = await startService({
   POCKETNET_NODES: emulator.url,
   LOG_LEVEL: 'warn',
   NODE_ENV: 'production',
-  RATE_LIMIT_MAX: '100000000',
+  // One emulator stands for the whole network here: enough connections that it is not a queue.
+  POCKETNET_CONNECTIONS_PER_NODE: '128',
+  RATE_LIMIT_MAX: '1000000000',
 })
 const base = `http://127.0.0.1:${service.port}`
 const hotPath = '/api/search?keyword=bitcoin&page=0&pageSize=20'
-const sample = await fetch(base + hotPath)
-const bodyBytes = (await sample.arrayBuffer()).byteLength
-const baseline = await startChild('bench/baseline-server.ts', [String(bodyBytes)], {})
+const sample = Buffer.from(await (await fetch(base + hotPath)).arrayBuffer())
+const bodyBytes = sample.byteLength
+const bodyFile = join(mkdtempSync(join(tmpdir(), 'bench-')), 'body.json')
+writeFileSync(bodyFile, sample)
+const baseline = await startChild('bench/baseline-server.ts', [bodyFile], {})
 
 const results: Measured[] = []
 try {

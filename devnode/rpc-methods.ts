@@ -154,14 +154,53 @@ function contentItem (dataset: Dataset, post: PostRecord): Record<string, unknow
   }
 }
 
-/** SQLite FTS5 `"<kw>" OR <kw>*`: the words as a phrase, or all of them with the last as a prefix. */
-function matches (post: PostRecord, terms: string[]): boolean {
-  const last = terms[terms.length - 1] as string
-  const words = post.words
-  for (let i = 0; i + terms.length <= words.length; i++) {
-    if (terms.every((term, j) => words[i + j] === term)) return true
+/** Where each word occurs, so that a search does not scan every post. */
+interface WordIndex {
+  /** Post indices (newest first) per word. */
+  postsByWord: Map<string, number[]>
+  /** Every word, sorted, for prefix look-ups. */
+  sortedWords: string[]
+}
+
+const indexes = new WeakMap<Dataset, WordIndex>()
+
+function indexOf (dataset: Dataset): WordIndex {
+  let index = indexes.get(dataset)
+  if (index === undefined) {
+    const postsByWord = new Map<string, number[]>()
+    dataset.posts.forEach((post, position) => {
+      for (const word of new Set(post.words)) {
+        const list = postsByWord.get(word)
+        if (list === undefined) postsByWord.set(word, [position])
+        else list.push(position)
+      }
+    })
+    index = { postsByWord, sortedWords: [...postsByWord.keys()].sort() }
+    indexes.set(dataset, index)
   }
-  return terms.slice(0, -1).every(term => words.includes(term)) && words.some(word => word.startsWith(last))
+  return index
+}
+
+/**
+ * Posts matching SQLite FTS5's `"<kw>" OR <kw>*`, newest first. The phrase implies the
+ * second form, which is: every word but the last present, and a word starting with the last.
+ */
+function matchingPosts (dataset: Dataset, terms: string[]): PostRecord[] {
+  const { postsByWord, sortedWords } = indexOf(dataset)
+  const last = terms[terms.length - 1] as string
+  let low = 0
+  let high = sortedWords.length
+  while (low < high) {
+    const mid = (low + high) >>> 1
+    if ((sortedWords[mid] as string) < last) low = mid + 1
+    else high = mid
+  }
+  const found = new Set<number>()
+  for (let i = low; i < sortedWords.length && (sortedWords[i] as string).startsWith(last); i++) {
+    for (const position of postsByWord.get(sortedWords[i] as string) as number[]) found.add(position)
+  }
+  const required = terms.slice(0, -1).map(term => new Set(postsByWord.get(term) ?? []))
+  return [...found].filter(position => required.every(set => set.has(position))).sort((a, b) => a - b).map(position => dataset.posts[position] as PostRecord)
 }
 
 export function search (dataset: Dataset, chain: ChainState, params: unknown[]): Record<string, unknown> {
@@ -187,10 +226,11 @@ export function search (dataset: Dataset, chain: ChainState, params: unknown[]):
     case 'posts':
     case 'videolink': {
       if (terms.length === 0) return { [type === 'posts' ? 'posts' : 'videos']: { data: [] } }
-      const found = dataset.posts.filter(post =>
+      const candidates = type === 'posts' ? matchingPosts(dataset, terms) : dataset.posts
+      const found = candidates.filter(post =>
         (topBlock <= 0 || post.height <= topBlock) &&
         (author === undefined || post.address === author) &&
-        (type === 'posts' ? post.type !== 'article' && matches(post, terms) : post.type === 'video' && post.url.toLowerCase().includes(keyword.toLowerCase())))
+        (type === 'posts' ? post.type !== 'article' : post.type === 'video' && post.url.toLowerCase().includes(keyword.toLowerCase())))
       return { [type === 'posts' ? 'posts' : 'videos']: { data: page(found).map(post => contentItem(dataset, post)) } }
     }
     case 'tags': {

@@ -3,6 +3,7 @@
  * A call validates its params, encodes them per node (see methods/method-spec.ts), and
  * fails over between nodes within one deadline (see node-pool.ts).
  */
+import { setMaxListeners } from 'node:events'
 import { ResultCache } from './cache.js'
 import { RpcClosedError } from './errors.js'
 import { getnodeinfo, type NodeInfo } from './methods/getnodeinfo.js'
@@ -69,6 +70,8 @@ export class PocketNetProxyApi {
 
   private constructor (options: ResolvedOptions) {
     this.#options = options
+    // Every call in flight listens for the client's close: many at once is normal, not a leak.
+    setMaxListeners(0, this.#lifetime.signal)
     this.#cache = new ResultCache({ ...options.cache, onLookup: options.onCacheLookup })
     this.#pool = new NodePool({ ...options, onNewBlock: () => this.#cache.onNewBlock() })
     this.rpc = {

@@ -29,7 +29,7 @@ export interface ClientOptions {
   maxLagBlocks?: number
   /** Send a slow call to a second node after the observed p95 latency (100 ms–1 s). Default true. */
   hedging?: boolean
-  /** Keep-alive connections per node. A node serves 16 queued requests on 4 threads. Default 8. */
+  /** Keep-alive connections per node; a node queues 16 requests for 4 threads, so more rarely helps. Default 16. */
   connectionsPerNode?: number
   /** Largest answer accepted from a node. Default 16 MiB. */
   maxResponseBytes?: number
@@ -111,7 +111,7 @@ export function resolveOptions (options: ClientOptions = {}): ResolvedOptions {
     probeIntervalMs: integer('probeIntervalMs', 'POCKETNET_PROBE_INTERVAL_MS', 30_000, 1),
     maxLagBlocks: integer('maxLagBlocks', 'POCKETNET_MAX_LAG_BLOCKS', 3, 0),
     hedging: options.hedging ?? true,
-    connectionsPerNode: integer('connectionsPerNode', undefined, 8, 1),
+    connectionsPerNode: integer('connectionsPerNode', undefined, 16, 1),
     maxResponseBytes: integer('maxResponseBytes', undefined, 16 * 1024 * 1024, 1),
     onAttempt: options.onAttempt,
     onCacheLookup: options.onCacheLookup,

@@ -16,6 +16,7 @@ export const ConfigSchema = Type.Object({
   RPC_DEADLINE_MS: Type.Integer({ minimum: 100, maximum: 120_000, default: 5000, description: 'an integer from 100 to 120000 (milliseconds)' }),
   RPC_TIMEOUT_MS: Type.Integer({ minimum: 50, maximum: 120_000, default: 2000, description: 'an integer from 50 to 120000 (milliseconds)' }),
   POCKETNET_PROBE_INTERVAL_MS: Type.Integer({ minimum: 50, maximum: 3_600_000, default: 30_000, description: 'an integer from 50 to 3600000 (milliseconds)' }),
+  POCKETNET_CONNECTIONS_PER_NODE: Type.Integer({ minimum: 1, maximum: 1024, default: 16, description: 'an integer from 1 to 1024' }),
   POCKETNET_MAX_LAG_BLOCKS: Type.Integer({ minimum: 0, maximum: 10_000, default: 3, description: 'an integer from 0 to 10000' }),
   CACHE_TTL_NODEINFO_MS: Type.Integer({ minimum: 0, maximum: 86_400_000, default: 5000, description: 'a whole number of milliseconds (0 turns the cache off)' }),
   CACHE_TTL_PROFILE_MS: Type.Integer({ minimum: 0, maximum: 86_400_000, default: 60_000, description: 'a whole number of milliseconds (0 turns the cache off)' }),

@@ -4,16 +4,12 @@
  * Only successful GET answers of the listed routes are cacheable; every other /api answer is
  * `no-store`, so that a browser never keeps an error.
  */
-import { createHash } from 'node:crypto'
 import fp from 'fastify-plugin'
+import { etagOf } from '../../success-envelope.js'
 
 export interface HttpCacheOptions {
   /** Max-age per route URL pattern (as registered, e.g. `/api/user/:address`), in milliseconds; 0 means no-cache. */
   maxAgeMs: Record<string, number>
-}
-
-function etagOf (payload: string | Buffer): string {
-  return `W/"${createHash('sha1').update(payload).digest('base64url')}"`
 }
 
 export default fp<HttpCacheOptions>(async (app, { maxAgeMs }) => {
@@ -33,7 +29,8 @@ export default fp<HttpCacheOptions>(async (app, { maxAgeMs }) => {
       reply.header('cache-control', 'no-store')
       return payload
     }
-    const etag = etagOf(payload)
+    // Routes that answer from the cache set the ETag already (success-envelope.ts).
+    const etag = (reply.getHeader('etag') as string | undefined) ?? etagOf(payload)
     reply.header('cache-control', policy)
     reply.header('etag', etag)
     const ifNoneMatch = request.headers['if-none-match']

@@ -1,13 +1,14 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { ParameterError, withFailureMessage } from '../../errors.js'
 import { SearchSchema } from '../../schemas/search.js'
+import { sendSuccess } from '../../success-envelope.js'
 
 // The node takes the item offset and the page size plus one (to tell whether a next page
 // exists) as signed 32-bit integers.
 const INT32_MAX = 2 ** 31 - 1
 
 const searchRoute: FastifyPluginAsyncTypebox = async (app) => {
-  app.get('/search', { schema: SearchSchema }, (request) => {
+  app.get('/search', { schema: SearchSchema }, (request, reply) => {
     const { keyword, page, pageSize } = request.query
     if ((page + 1) * pageSize + 1 > INT32_MAX) {
       throw new ParameterError('query parameter', 'page', `must keep (page + 1) × pageSize below ${INT32_MAX} (the node's 32-bit range)`)
@@ -15,7 +16,7 @@ const searchRoute: FastifyPluginAsyncTypebox = async (app) => {
     return withFailureMessage('Search operation failed', async () => {
       const api = await app.pocketnet.get()
       const data = await api.rpc.search({ keyword: String(keyword), type: 'content', pageStart: Number(page), pageSize: Number(pageSize) })
-      return { message: 'Search completed successfully', data }
+      return sendSuccess(reply, 'Search completed successfully', data)
     })
   })
 }
