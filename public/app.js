@@ -1,0 +1,27 @@
+// The demo mini-app: three panels on this service's /api routes. `?refreshMs=` sets the node
+// panel's refresh interval (default 5000 ms).
+import { connectBastyon } from './js/bastyon.js'
+import { startNodePanel } from './js/node-panel.js'
+import { createProfilePanel } from './js/profile-panel.js'
+import { createSearchPanel } from './js/search-panel.js'
+
+const refreshMs = Number(new URLSearchParams(location.search).get('refreshMs')) || 5000
+
+startNodePanel(document.getElementById('node-panel'), { refreshMs })
+const profile = createProfilePanel(document.getElementById('profile-panel'))
+createSearchPanel(document.getElementById('search-panel'), {
+  onAuthor (address) {
+    profile.show(address)
+    profile.focus()
+  },
+})
+
+const bastyon = await connectBastyon()
+if (bastyon) {
+  const button = document.querySelector('[data-testid="my-profile"]')
+  button.hidden = false
+  button.addEventListener('click', async () => {
+    const address = await bastyon.myAddress().catch(() => undefined)
+    if (address) profile.show(address)
+  })
+}

@@ -1,0 +1,168 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, it } from 'node:test'
+import type { Browser, Page } from 'playwright-core'
+import type { Emulator } from '../../devnode/server.js'
+import { startApp, type TestApp } from '../helpers/build-app.js'
+import { ARTIFACTS_DIR, launchBrowser } from '../helpers/browser.js'
+import { startEmulator } from '../helpers/start-emulator.js'
+
+// One browser, emulator and service for the file; a fresh page for each test.
+const suite = { after (fn: () => unknown) { cleanups.push(fn) } }
+const cleanups: Array<() => unknown> = []
+let browser: Browser
+let node: Emulator
+let service: TestApp
+
+before(async () => {
+  node = await startEmulator(suite)
+  // The node panel's refresh must see new blocks at once: no answer cache here.
+  service = await startApp(suite, { nodes: [node.url], env: { CACHE_TTL_NODEINFO_MS: '0' } })
+  browser = await launchBrowser(suite)
+})
+after(async () => {
+  for (const cleanup of cleanups.reverse()) await cleanup()
+})
+
+async function openPage (t: { after (fn: () => unknown): void }, options: { width?: number, init?: string } = {}): Promise<Page> {
+  const context = await browser.newContext({ viewport: { width: options.width ?? 1200, height: 900 } })
+  t.after(() => context.close())
+  const page = await context.newPage()
+  page.setDefaultTimeout(10_000)
+  if (options.init) await page.addInitScript(options.init)
+  const problems: string[] = []
+  page.on('pageerror', error => problems.push(error.message))
+  page.on('dialog', dialog => {
+    problems.push(`dialog: ${dialog.message()}`)
+    dialog.dismiss().catch(() => {})
+  })
+  t.after(() => assert.deepEqual(problems, [], 'no script error and no dialog on the page'))
+  await page.goto(`${service.url}/?refreshMs=150`)
+  return page
+}
+
+const text = (page: Page, testId: string): Promise<string> => page.getByTestId(testId).innerText()
+
+describe('the demo page', () => {
+  it('shows the node\'s version and height, and follows new blocks', async (t) => {
+    const page = await openPage(t)
+    await page.getByTestId('node-height').filter({ hasText: String(node.height) }).waitFor()
+    assert.equal(await text(page, 'node-version'), '0.22.7')
+    node.mineBlock()
+    await page.getByTestId('node-height').filter({ hasText: String(node.height) }).waitFor()
+    await page.locator('#node-panel').screenshot({ path: `${ARTIFACTS_DIR}node-panel.png` })
+  })
+
+  it('shows a profile looked up by address', async (t) => {
+    const page = await openPage(t)
+    const user = node.dataset.users.find(candidate => !candidate.deleted && candidate.postCount > 0)
+    assert.ok(user)
+    await page.getByLabel('Address').fill(user.address)
+    await page.getByRole('button', { name: 'Look up' }).click()
+    await page.getByTestId('profile-name').filter({ hasText: user.name }).waitFor()
+    assert.equal(await text(page, 'profile-posts'), String(user.postCount))
+    assert.equal(await text(page, 'profile-reputation'), String(user.reputation))
+    // The avatar URL is outside this closed network: the initials stand in.
+    await page.getByTestId('profile-initials').waitFor()
+    await page.locator('#profile-panel').screenshot({ path: `${ARTIFACTS_DIR}profile-panel.png` })
+  })
+
+  it('shows the API\'s message for an invalid address, and for an unknown one', async (t) => {
+    const page = await openPage(t)
+    await page.getByLabel('Address').fill('P8bbRWJknHBXJRBTDSS88uQJSFvX67iN89')
+    await page.getByRole('button', { name: 'Look up' }).click()
+    await page.getByTestId('profile-status').filter({ hasText: 'Invalid path parameter: address' }).waitFor()
+    assert.match(await text(page, 'profile-status'), /^This is not a valid Pocketnet address\./)
+    await page.getByLabel('Address').fill('P8bbRWJknHBXJRBTDSS88uQJSFvX67iN88')
+    await page.getByRole('button', { name: 'Look up' }).click()
+    await page.getByTestId('profile-status').filter({ hasText: 'No account with this address.' }).waitFor()
+  })
+
+  it('pages a search forward and back with no overlap, and stops where hasMore ends', async (t) => {
+    const page = await openPage(t)
+    await page.getByLabel('Keyword').fill('music')
+    await page.getByLabel('Per page').selectOption('10')
+    await page.getByRole('button', { name: 'Search' }).click()
+    const hashes = () => page.getByTestId('search-result').evaluateAll(items => items.map(item => item.getAttribute('data-hash')))
+    await page.getByTestId('search-page').filter({ hasText: 'Page 1' }).waitFor()
+    await page.locator('#search-panel[data-state="done"]').waitFor()
+    const first = await hashes()
+    assert.equal(first.length, 10)
+    assert.equal(await page.getByTestId('search-prev').isDisabled(), true)
+    await page.locator('#search-panel').screenshot({ path: `${ARTIFACTS_DIR}search-panel.png` })
+    await page.getByTestId('search-next').click()
+    await page.getByTestId('search-page').filter({ hasText: 'Page 2' }).waitFor()
+    await page.locator('#search-panel[data-state="done"]').waitFor()
+    const second = await hashes()
+    assert.equal(second.length, 10)
+    assert.equal(first.filter(hash => second.includes(hash)).length, 0, 'pages 1 and 2 do not overlap')
+    await page.getByTestId('search-prev').click()
+    await page.getByTestId('search-page').filter({ hasText: 'Page 1' }).waitFor()
+    await page.locator('#search-panel[data-state="done"]').waitFor()
+    assert.deepEqual(await hashes(), first)
+    while (!(await page.getByTestId('search-next').isDisabled())) {
+      const label = await text(page, 'search-page')
+      await page.getByTestId('search-next').click()
+      await page.getByTestId('search-page').filter({ hasNotText: label }).waitFor()
+      await page.locator('#search-panel[data-state="done"]').waitFor()
+    }
+    assert.ok((await hashes()).length <= 10)
+  })
+
+  it('opens the author\'s profile from a search result', async (t) => {
+    const page = await openPage(t)
+    await page.getByLabel('Keyword').fill('bitcoin')
+    await page.getByRole('button', { name: 'Search' }).click()
+    await page.locator('#search-panel[data-state="done"]').waitFor()
+    const author = await page.getByTestId('result-author').first().innerText()
+    await page.getByTestId('result-author').first().click()
+    await page.getByTestId('profile-name').filter({ hasText: author }).waitFor()
+  })
+
+  it('shows HTML from the chain as text and runs none of it', async (t) => {
+    const page = await openPage(t)
+    await page.getByLabel('Keyword').fill('xsscheck')
+    await page.getByRole('button', { name: 'Search' }).click()
+    await page.getByText('Check this <img src=x onerror=alert(1)> xsscheck').waitFor()
+    await page.getByText('<script>alert(1)</script> xsscheck script').waitFor()
+    assert.equal(await page.locator('img[src="x"]').count(), 0)
+    assert.equal(await page.locator('#search-panel script, #search-panel b').count(), 0)
+  })
+
+  it('shows an error state while the API fails, and recovers', async (t) => {
+    const page = await openPage(t)
+    await page.locator('#node-panel[data-state="ok"]').waitFor()
+    await node.stop()
+    await page.locator('#node-panel[data-state="error"]').waitFor()
+    assert.match(await text(page, 'node-status'), /Failed to retrieve node information/)
+    await page.locator('#node-panel').screenshot({ path: `${ARTIFACTS_DIR}node-panel-error.png` })
+    await node.start()
+    await page.locator('#node-panel[data-state="ok"]').waitFor()
+  })
+
+  it('offers "my profile" when the Bastyon SDK is there and the user grants account', async (t) => {
+    const user = node.dataset.users[3]
+    assert.ok(user && !user.deleted)
+    // A stand-in for the host's SDK, with the shape Bastyon's has.
+    const page = await openPage(t, {
+      init: `window.BastyonSdk = class { async init () {}; emit () {}; permissions = { request: async () => true }; get = { account: async () => ({ address: ${JSON.stringify(user.address)} }) } }`,
+    })
+    await page.getByTestId('my-profile').click()
+    await page.getByTestId('profile-name').filter({ hasText: user.name }).waitFor()
+  })
+
+  it('hides "my profile" without the SDK', async (t) => {
+    const page = await openPage(t)
+    await page.locator('#node-panel[data-state="ok"]').waitFor()
+    assert.equal(await page.getByTestId('my-profile').isVisible(), false)
+  })
+
+  it('fits a 360 px screen and labels every control', async (t) => {
+    const page = await openPage(t, { width: 360 })
+    await page.locator('#node-panel[data-state="ok"]').waitFor()
+    assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 360))
+    const unlabelled = await page.evaluate(() => [...document.querySelectorAll('input, select')]
+      .filter(control => !control.getAttribute('aria-label') && !document.querySelector(`label[for="${control.id}"]`)).length)
+    assert.equal(unlabelled, 0)
+    await page.screenshot({ path: `${ARTIFACTS_DIR}phone.png`, fullPage: true })
+  })
+})
