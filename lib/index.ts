@@ -2,6 +2,7 @@
 export { PocketNetProxyApi, type PocketNetRpc, type CallOptions } from './client.js'
 export { getPocketNetProxyInstance, closePocketNetProxyInstance, createSharedInstance, type SharedInstance } from './shared-instance.js'
 export { DEFAULT_NODES, parseNodeList, type ClientOptions } from './options.js'
+export type { CacheOutcome } from './cache.js'
 export { isPocketnetAddress, POCKETNET_ADDRESS_RULE } from './address.js'
 export type { NodeSnapshot, AttemptEvent, AttemptOutcome } from './node-pool.js'
 export type { CircuitState } from './node-health.js'

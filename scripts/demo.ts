@@ -15,7 +15,7 @@ const emulator = await createEmulator({
 
 let config
 try {
-  config = loadConfig({ NODE_ENV: 'development', ...process.env, POCKETNET_NODES: emulator.url })
+  config = loadConfig({ NODE_ENV: 'development', CORS_ORIGINS: '*', ...process.env, POCKETNET_NODES: emulator.url })
 } catch (err) {
   if (!(err instanceof ConfigError)) throw err
   console.error(err.message)
@@ -32,11 +32,13 @@ process.once('SIGINT', shutdown)
 process.once('SIGTERM', shutdown)
 
 const address = await app.listen({ port: config.PORT, host: config.HOST })
-const base = address.replace('0.0.0.0', '127.0.0.1')
+const base = address.replace('0.0.0.0', '127.0.0.1').replace('[::]', '127.0.0.1')
 const user = emulator.dataset.users.find(candidate => !candidate.deleted)
 console.log(`
 Pocketnet node emulator: ${emulator.url}
 Service:                 ${base}
+Demo page:               ${base}/
+API docs:                ${base}/docs
 
 Try:
   curl ${base}/api/nodeinfo

@@ -1,18 +1,28 @@
 /**
  * buildApp(config): the whole HTTP service, ready to `listen` or `inject`. It never listens itself.
  */
+import { randomUUID } from 'node:crypto'
+import { createRequire } from 'node:module'
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { createSharedInstance, isPocketnetAddress, parseNodeList, type SharedInstance } from '../lib/index.js'
+import { writeClientError } from './client-errors.js'
 import type { AppConfig } from './config.js'
+import { HttpError } from './errors.js'
+import { createMetrics } from './metrics.js'
 import errorHandler from './plugins/app/error-handler.js'
 import httpCache from './plugins/app/http-cache.js'
 import rpcClient from './plugins/app/rpc-client.js'
+import cors from './plugins/external/cors.js'
+import helmet from './plugins/external/helmet.js'
+import metricsPlugin from './plugins/external/metrics.js'
+import rateLimit from './plugins/external/rate-limit.js'
 import staticFiles from './plugins/external/static.js'
+import swagger from './plugins/external/swagger.js'
 import nodeInfoRoute from './routes/api/nodeinfo.js'
-import healthRoutes from './routes/health.js'
 import searchRoute from './routes/api/search.js'
 import userRoute from './routes/api/user.js'
+import healthRoutes from './routes/health.js'
 import { ADDRESS_FORMAT } from './schemas/common.js'
 
 export interface AppOverrides {
@@ -22,15 +32,56 @@ export interface AppOverrides {
   logStream?: { write (line: string): void }
 }
 
+// A client's X-Request-Id is kept when it is short and plain; otherwise a new id is made.
+const REQUEST_ID = /^[\w.:-]{1,128}$/
+
+function trustProxy (value: string): boolean | string[] {
+  if (value === '' || value === 'false') return false
+  if (value === 'true') return true
+  return value.split(',').map(item => item.trim()).filter(Boolean)
+}
+
+/** Human-readable logs in development when pino-pretty (a dev dependency) is installed. */
+function prettyTransport (nodeEnv: string): { target: string } | undefined {
+  if (nodeEnv !== 'development') return undefined
+  try {
+    createRequire(import.meta.url).resolve('pino-pretty')
+    return { target: 'pino-pretty' }
+  } catch {
+    return undefined
+  }
+}
+
 export async function buildApp (config: AppConfig, overrides: AppOverrides = {}): Promise<FastifyInstance> {
+  const transport = overrides.logStream ? undefined : prettyTransport(config.NODE_ENV)
   const app = Fastify({
-    logger: { level: config.LOG_LEVEL, ...(overrides.logStream ? { stream: overrides.logStream } : {}) },
+    logger: {
+      level: config.LOG_LEVEL,
+      ...(overrides.logStream ? { stream: overrides.logStream } : {}),
+      ...(transport ? { transport } : {}),
+    },
+    // One line per request is logged below, at a level that keeps successes out of default logs.
+    disableRequestLogging: true,
+    requestIdHeader: false,
+    genReqId: request => {
+      const given = request.headers['x-request-id']
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID()
+    },
+    trustProxy: trustProxy(config.TRUST_PROXY),
+    requestTimeout: config.REQUEST_TIMEOUT_MS,
+    http: {
+      maxHeaderSize: config.MAX_HEADER_BYTES,
+      // How often Node checks for requests past requestTimeout.
+      connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.floor(config.REQUEST_TIMEOUT_MS / 4))),
+    },
+    clientErrorHandler: writeClientError,
     // Long enough for any address, so a too-long one gets a 400 rather than a 404.
     routerOptions: { maxParamLength: 200 },
     // verbose: validation errors carry the rejected value, which 400 answers quote.
     ajv: { customOptions: { verbose: true, formats: { [ADDRESS_FORMAT]: isPocketnetAddress } } },
   }).withTypeProvider<TypeBoxTypeProvider>()
 
+  const metrics = createMetrics()
   const client = overrides.client ?? createSharedInstance({
     nodes: parseNodeList(config.POCKETNET_NODES),
     deadlineMs: config.RPC_DEADLINE_MS,
@@ -43,11 +94,34 @@ export async function buildApp (config: AppConfig, overrides: AppOverrides = {})
       maxEntries: config.CACHE_MAX_ENTRIES,
       maxBytes: config.CACHE_MAX_BYTES,
     },
+    onAttempt: metrics.onAttempt,
+    onCacheLookup: metrics.onCacheLookup,
   })
+  metrics.watchClient(() => client.peek())
+
+  app.addHook('onRequest', async (request) => {
+    if (request.url.length > config.MAX_URL_LENGTH) {
+      throw new HttpError(414, 'URI too long', `The URL is ${request.url.length} characters; the limit is ${config.MAX_URL_LENGTH}`)
+    }
+  })
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('x-request-id', request.id)
+  })
+  app.addHook('onResponse', async (request, reply) => {
+    const status = reply.statusCode
+    const level = status >= 500 ? 'error' : status >= 400 ? 'info' : 'debug'
+    request.log[level]({ route: request.routeOptions.url, method: request.method, status, durationMs: Math.round(reply.elapsedTime * 10) / 10 }, 'request completed')
+  })
+
   await app.register(rpcClient, { client })
   // Fastify routes take the error handler in force when they are registered, so the general
   // handler (the spec's "registered last") comes before the routes here.
   await app.register(errorHandler, { nodeEnv: config.NODE_ENV })
+  await app.register(helmet)
+  await app.register(cors, { origins: parseNodeList(config.CORS_ORIGINS) })
+  await app.register(rateLimit, { max: config.RATE_LIMIT_MAX, timeWindow: /^\d+$/.test(config.RATE_LIMIT_WINDOW) ? Number(config.RATE_LIMIT_WINDOW) : config.RATE_LIMIT_WINDOW })
+  await app.register(metricsPlugin, { metrics })
+  await app.register(swagger)
   await app.register(httpCache, {
     maxAgeMs: {
       '/api/nodeinfo': config.CACHE_TTL_NODEINFO_MS,

@@ -1,4 +1,8 @@
-/** Process entry: load the config, build the app, listen, and close cleanly on a signal. */
+/**
+ * Process entry: load the config, build the app, listen, and shut down gracefully: on SIGTERM
+ * or SIGINT stop accepting, finish the requests in flight within SHUTDOWN_TIMEOUT_MS, close the
+ * RPC client's sockets and timers, exit 0. A second signal exits at once (code 130).
+ */
 import { buildApp } from './app.js'
 import { ConfigError, loadConfig } from './config.js'
 
@@ -12,11 +16,25 @@ async function main (): Promise<void> {
     process.exit(1)
   }
   const app = await buildApp(config)
+  let closing = false
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.once(signal, () => {
-      app.log.info({ signal }, 'closing')
-      app.close().then(() => process.exit(0), (err: unknown) => {
-        app.log.error({ err }, 'close failed')
+    process.on(signal, () => {
+      if (closing) {
+        app.log.warn({ signal }, 'second signal: exiting now')
+        process.exit(130)
+      }
+      closing = true
+      app.log.info({ signal, timeoutMs: config.SHUTDOWN_TIMEOUT_MS }, 'shutting down: finishing requests in flight')
+      const deadline = setTimeout(() => {
+        app.log.error('shutdown timed out: exiting with requests unfinished')
+        process.exit(1)
+      }, config.SHUTDOWN_TIMEOUT_MS)
+      deadline.unref()
+      app.close().then(() => {
+        app.log.info('shut down')
+        process.exit(0)
+      }, (err: unknown) => {
+        app.log.error({ err }, 'shutdown failed')
         process.exit(1)
       })
     })

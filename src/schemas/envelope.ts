@@ -9,16 +9,21 @@ export const ErrorEnvelope = Type.Object({
 /** A pass-through object from the node: any fields, serialized as they come. */
 export const PassThroughObject = Type.Object({}, { additionalProperties: true })
 
-export function SuccessEnvelope<Data extends TSchema> (data: Data) {
+export function SuccessEnvelope<Data extends TSchema> (data: Data, example: { message: string, data: unknown }) {
   return Type.Object({
     message: Type.String({ description: 'Fixed text per route' }),
     data,
-  }, { description: 'Success envelope' })
+  }, { description: 'Success envelope', examples: [example] })
 }
 
-/** The error statuses every /api route can answer. */
+function errorEnvelope (description: string, example: { message: string, error: string }) {
+  return Type.Object({ message: Type.String(), error: Type.String() }, { description, examples: [example] })
+}
+
+/** The error statuses every /api route can answer, with what each means. */
 export const ErrorResponses = {
-  400: ErrorEnvelope,
-  404: ErrorEnvelope,
-  500: ErrorEnvelope,
+  400: errorEnvelope('A parameter breaks its rule; nothing was sent to the network', { message: 'Invalid query parameter: pageSize', error: 'pageSize must be a whole number from 1 to 100 (got 500)' }),
+  404: errorEnvelope('Not found: no such route, or no such account', { message: 'User profile not found', error: 'No Pocketnet account has the address P8bbRWJknHBXJRBTDSS88uQJSFvX67iN88' }),
+  429: errorEnvelope('Too many requests from this client IP; see Retry-After', { message: 'Too many requests', error: 'Rate limit of 300 requests exceeded: retry in 42 s' }),
+  500: errorEnvelope('The Pocketnet network or the service failed; message is fixed per route', { message: 'Search operation failed', error: 'No Pocketnet node could answer search: node 1 failed: connection refused' }),
 }

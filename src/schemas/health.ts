@@ -24,12 +24,14 @@ const Readiness = Type.Object({
 })
 
 export const HealthzSchema = {
+  tags: ['operations'],
   summary: 'Liveness',
   description: 'Answers 200 while the process can serve HTTP, whatever the nodes do.',
   response: { 200: Type.Object({ message: Type.String() }) },
 }
 
 export const ReadyzSchema = {
+  tags: ['operations'],
   summary: 'Readiness',
   description: '200 when at least one Pocketnet node is usable, 503 otherwise, with the state of each node.',
   response: { 200: Readiness, 503: Type.Union([Readiness, ErrorEnvelope]) },

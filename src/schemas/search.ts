@@ -3,6 +3,7 @@ import { Keyword, Page, PageSize } from './common.js'
 import { ErrorResponses, PassThroughObject, SuccessEnvelope } from './envelope.js'
 
 export const SearchSchema = {
+  tags: ['pocketnet'],
   summary: 'Content search',
   description: 'Calls the Pocketnet RPC `search` for posts and videos, newest first, one page at a time.',
   querystring: Type.Object({ keyword: Keyword, page: Page, pageSize: PageSize }),
@@ -11,7 +12,23 @@ export const SearchSchema = {
       results: Type.Array(PassThroughObject, { description: "The node's content items, passed through" }),
       total: Type.Integer({ description: 'Matches up to the end of this page (the node cannot count all matches)' }),
       hasMore: Type.Boolean({ description: 'Whether another page exists' }),
-    })),
+    }), {
+      message: 'Search completed successfully',
+      data: {
+        results: [{
+          hash: 'c60d1e6b03b5…',
+          address: 'PDXnfk67tvSSRQ4exMLqrx6Ujh2aihJFcM',
+          time: '1763779420',
+          type: 'share',
+          c: 'Pourquoi café compte',
+          m: "Quelqu'un d'autre aime expresso autant que moi ?",
+          t: ['coffee'],
+          userprofile: { name: 'lea_art', i: 'https://bastyon.com/images/avatars/7.png' },
+        }],
+        total: 1,
+        hasMore: true,
+      },
+    }),
     ...ErrorResponses,
   },
 }

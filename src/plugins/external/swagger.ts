@@ -1,0 +1,28 @@
+/**
+ * OpenAPI 3.1 from the route schemas at `GET /openapi.json`, and an interactive reference at
+ * `GET /docs` served from the installed package (no CDN: works offline).
+ */
+import swagger from '@fastify/swagger'
+import swaggerUi from '@fastify/swagger-ui'
+import fp from 'fastify-plugin'
+
+export default fp(async (app) => {
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'bastyon-miniapp-backend',
+        description: 'Node information, user profiles and content search from the Pocketnet network, for Bastyon mini-apps. Every answer is `{message, data}` (200) or `{message, error}`.',
+        version: '0.1.0',
+      },
+      tags: [
+        { name: 'pocketnet', description: 'The mini-app API' },
+        { name: 'operations', description: 'Liveness and readiness' },
+      ],
+    },
+    // Only tagged routes: the demo page's static files and /metrics stay out.
+    hideUntagged: true,
+  })
+  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true })
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
+}, { name: 'swagger' })
