@@ -3,7 +3,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import { createRequire } from 'node:module'
-import Fastify, { type FastifyInstance } from 'fastify'
+import Fastify, { LogController, type FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { createSharedInstance, isPocketnetAddress, parseNodeList, type SharedInstance } from '../lib/index.js'
 import { writeClientError } from './client-errors.js'
@@ -61,7 +61,7 @@ export async function buildApp (config: AppConfig, overrides: AppOverrides = {})
       ...(transport ? { transport } : {}),
     },
     // One line per request is logged below, at a level that keeps successes out of default logs.
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     requestIdHeader: false,
     genReqId: request => {
       const given = request.headers['x-request-id']
@@ -106,6 +106,9 @@ export async function buildApp (config: AppConfig, overrides: AppOverrides = {})
   })
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id)
+    // While shutting down, answers close their connection, so that keep-alive clients let go
+    // and the server can finish once the requests in flight are answered.
+    if (!app.server.listening) reply.header('connection', 'close')
   })
   app.addHook('onResponse', async (request, reply) => {
     const status = reply.statusCode

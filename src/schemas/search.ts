@@ -6,7 +6,7 @@ export const SearchSchema = {
   tags: ['pocketnet'],
   summary: 'Content search',
   description: 'Calls the Pocketnet RPC `search` for posts and videos, newest first, one page at a time.',
-  querystring: Type.Object({ keyword: Keyword, page: Page, pageSize: PageSize }),
+  querystring: Type.Object({ keyword: Keyword, page: Type.Optional(Page), pageSize: Type.Optional(PageSize) }),
   response: {
     200: SuccessEnvelope(Type.Object({
       results: Type.Array(PassThroughObject, { description: "The node's content items, passed through" }),

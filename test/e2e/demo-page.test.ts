@@ -166,3 +166,22 @@ describe('the demo page', () => {
     await page.screenshot({ path: `${ARTIFACTS_DIR}phone.png`, fullPage: true })
   })
 })
+
+describe('the API docs page', () => {
+  it('renders every route offline, fetching nothing from another host', async (t) => {
+    const context = await browser.newContext()
+    t.after(() => context.close())
+    const page = await context.newPage()
+    page.setDefaultTimeout(10_000)
+    const requested: string[] = []
+    page.on('request', request => requested.push(request.url()))
+    await page.goto(`${service.url}/docs`)
+    await page.locator('.opblock-summary-path', { hasText: '/api/search' }).waitFor()
+    for (const path of ['/api/nodeinfo', '/api/user/{address}', '/healthz', '/readyz']) {
+      await page.locator('.opblock-summary-path', { hasText: path }).first().waitFor()
+    }
+    await page.screenshot({ path: `${ARTIFACTS_DIR}docs-page.png` })
+    const elsewhere = requested.filter(url => !url.startsWith(service.url) && !url.startsWith('data:'))
+    assert.deepEqual(elsewhere, [])
+  })
+})

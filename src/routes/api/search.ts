@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { ParameterError, withFailureMessage } from '../../errors.js'
+import { DEFAULT_PAGE_SIZE } from '../../schemas/common.js'
 import { SearchSchema } from '../../schemas/search.js'
 import { sendSuccess } from '../../success-envelope.js'
 
@@ -9,7 +10,8 @@ const INT32_MAX = 2 ** 31 - 1
 
 const searchRoute: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/search', { schema: SearchSchema }, (request, reply) => {
-    const { keyword, page, pageSize } = request.query
+    // Absent values get their schema defaults before the handler runs.
+    const { keyword, page = 0, pageSize = DEFAULT_PAGE_SIZE } = request.query
     if ((page + 1) * pageSize + 1 > INT32_MAX) {
       throw new ParameterError('query parameter', 'page', `must keep (page + 1) × pageSize below ${INT32_MAX} (the node's 32-bit range)`)
     }

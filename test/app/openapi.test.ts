@@ -1,0 +1,48 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import SwaggerParser from '@apidevtools/swagger-parser'
+import { startApp } from '../helpers/build-app.js'
+
+// Docs never reach a node: an address nothing listens on.
+const NO_NODE = 'http://127.0.0.1:9'
+
+describe('OpenAPI document', () => {
+  it('is a valid OpenAPI 3.1 document listing every route with its errors', async (t) => {
+    const service = await startApp(t, { nodes: [NO_NODE] })
+    const { status, body } = await service.get('/openapi.json')
+    assert.equal(status, 200)
+    assert.equal(body.openapi, '3.1.0')
+    await SwaggerParser.validate(structuredClone(body))
+    assert.deepEqual(Object.keys(body.paths).sort(), ['/api/nodeinfo', '/api/search', '/api/user/{address}', '/healthz', '/readyz'])
+    for (const path of ['/api/nodeinfo', '/api/search', '/api/user/{address}']) {
+      const responses = body.paths[path].get.responses
+      assert.deepEqual(Object.keys(responses).sort(), ['200', '400', '404', '429', '500'], path)
+      const success = responses['200'].content['application/json']
+      assert.ok(success.schema.properties.message && success.schema.properties.data, path)
+      assert.ok(success.schema.examples?.[0]?.data ?? success.example, `${path} has example data`)
+      assert.ok(responses['500'].content['application/json'].schema.properties.error, path)
+    }
+    const search = body.paths['/api/search'].get.parameters.map((parameter: { name: string, in: string, required?: boolean }) => [parameter.name, parameter.in, Boolean(parameter.required)])
+    assert.deepEqual(search.sort(), [['keyword', 'query', true], ['page', 'query', false], ['pageSize', 'query', false]])
+    const address = body.paths['/api/user/{address}'].get.parameters[0]
+    assert.equal(address.in, 'path')
+    assert.match(address.schema.description ?? address.description, /Pocketnet address/)
+  })
+})
+
+describe('GET /docs', () => {
+  it('answers the reference page with no external URL in it', async (t) => {
+    const service = await startApp(t, { nodes: [NO_NODE] })
+    const response = await fetch(`${service.url}/docs`)
+    assert.equal(response.status, 200)
+    const html = await response.text()
+    assert.match(html, /swagger-ui/i)
+    const references = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map(match => match[1] as string)
+    assert.ok(references.length > 0)
+    for (const reference of references) assert.doesNotMatch(reference, /^(https?:)?\/\//, reference)
+    for (const reference of references) {
+      const asset = await fetch(new URL(reference, `${service.url}/docs/`))
+      assert.equal(asset.status, 200, reference)
+    }
+  })
+})
