@@ -13,7 +13,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createEmulator } from '../devnode/server.js'
 import { CONNECTIONS, load, peakRssMb, startChild, startService, stop, type Measured } from './harness.js'
-import { seededRandom, zipfSampler } from './zipf.js'
+import { seeded } from '../devnode/data/generate.js'
+import { zipfSampler } from './zipf.js'
 
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10)
 const COLD_DURATION_S = Number(process.env.BENCH_COLD_DURATION_S ?? 60)
@@ -51,7 +52,7 @@ try {
   hot.upstreamPer1000 = ((upstreamBefore() - before) / (hot.requestsPerSecond * DURATION_S)) * 1000
   results.push(hot)
 
-  const random = seededRandom(42)
+  const random = seeded(42)
   const rank = zipfSampler(KEYWORDS.length, 1.1, random)
   before = upstreamBefore()
   const zipf = await load('b: Zipf(1.1) over 500 keywords, pages 0–2', base, DURATION_S, {

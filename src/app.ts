@@ -99,21 +99,29 @@ export async function buildApp (config: AppConfig, overrides: AppOverrides = {})
   })
   metrics.watchClient(() => client.peek())
 
-  app.addHook('onRequest', async (request) => {
+  // Hooks on every request: callback style, which costs less than an async function's promise.
+  app.addHook('onRequest', (request, _reply, done) => {
     if (request.url.length > config.MAX_URL_LENGTH) {
-      throw new HttpError(414, 'URI too long', `The URL is ${request.url.length} characters; the limit is ${config.MAX_URL_LENGTH}`)
+      done(new HttpError(414, 'URI too long', `The URL is ${request.url.length} characters; the limit is ${config.MAX_URL_LENGTH}`))
+      return
     }
+    done()
   })
-  app.addHook('onSend', async (request, reply) => {
+  app.addHook('onSend', (request, reply, payload, done) => {
     reply.header('x-request-id', request.id)
     // While shutting down, answers close their connection, so that keep-alive clients let go
     // and the server can finish once the requests in flight are answered.
     if (!app.server.listening) reply.header('connection', 'close')
+    done(null, payload)
   })
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     const status = reply.statusCode
     const level = status >= 500 ? 'error' : status >= 400 ? 'info' : 'debug'
-    request.log[level]({ route: request.routeOptions.url, method: request.method, status, durationMs: Math.round(reply.elapsedTime * 10) / 10 }, 'request completed')
+    // Successes log at debug: build the line only when someone reads it.
+    if (level !== 'debug' || request.log.level === 'debug' || request.log.level === 'trace') {
+      request.log[level]({ route: request.routeOptions.url, method: request.method, status, durationMs: Math.round(reply.elapsedTime * 10) / 10 }, 'request completed')
+    }
+    done()
   })
 
   await app.register(rpcClient, { client })

@@ -39,6 +39,8 @@ export function createMetrics (): Metrics {
     labelNames: ['method', 'outcome'] as const,
     registers: [registry],
   })
+  // Labelled children made once: prom-client would hash the labels object on every call.
+  const cacheChildren = new Map<string, Counter.Internal>()
   let peek: () => PocketNetProxyApi | undefined = () => undefined
   // eslint-disable-next-line no-new -- registered by the constructor; read at scrape time
   new Gauge({
@@ -79,7 +81,13 @@ export function createMetrics (): Metrics {
       upstreamDuration.observe({ method: event.method }, event.durationMs / 1000)
     },
     onCacheLookup (method, outcome) {
-      cache.inc({ method, outcome })
+      const key = `${method} ${outcome}`
+      let child = cacheChildren.get(key)
+      if (child === undefined) {
+        child = cache.labels(method, outcome)
+        cacheChildren.set(key, child)
+      }
+      child.inc()
     },
     watchClient (next) {
       peek = next

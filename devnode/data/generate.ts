@@ -77,8 +77,8 @@ const ANCHOR_TIME = 1_763_800_000
 const DELETED_USERS = 5
 const SILENT_USERS = 20
 
-/** mulberry32: a small seeded PRNG. */
-function seeded (seed: number): () => number {
+/** mulberry32: a small seeded PRNG (also drives the benchmark's request mix). */
+export function seeded (seed: number): () => number {
   let state = seed >>> 0
   return () => {
     state = (state + 0x6D2B79F5) >>> 0

@@ -56,13 +56,23 @@ describe('security headers', () => {
   it('are on the page and on the API', async (t) => {
     const node = await startEmulator(t)
     const service = await startApp(t, { nodes: [node.url] })
-    for (const path of ['/', '/api/nodeinfo']) {
-      const { headers } = await service.get(path)
-      assert.match(headers.get('content-security-policy') ?? '', /default-src 'self'.*script-src 'self'/, path)
-      assert.equal(headers.get('x-content-type-options'), 'nosniff', path)
-      assert.equal(headers.get('referrer-policy'), 'no-referrer', path)
+    const page = await service.get('/')
+    assert.match(page.headers.get('content-security-policy') ?? '', /default-src 'self'.*img-src 'self' data: https:.*script-src 'self'/)
+    assert.equal(page.headers.get('strict-transport-security'), 'max-age=31536000; includeSubDomains')
+    const api = await service.get('/api/nodeinfo')
+    assert.equal(api.headers.get('content-security-policy'), "default-src 'none'; frame-ancestors *")
+    for (const { headers } of [page, api]) {
+      assert.equal(headers.get('x-content-type-options'), 'nosniff')
+      assert.equal(headers.get('referrer-policy'), 'no-referrer')
       assert.equal(headers.get('x-frame-options'), null, 'mini-apps run in an iframe')
     }
+  })
+
+  it('leave the docs page its own CSP', async (t) => {
+    const service = await startApp(t, { nodes: ['http://127.0.0.1:9'] })
+    const docs = await service.get('/docs/')
+    assert.match(docs.headers.get('content-security-policy') ?? '', /script-src 'self'/)
+    assert.equal(docs.headers.get('x-content-type-options'), 'nosniff')
   })
 })
 

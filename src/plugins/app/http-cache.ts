@@ -18,16 +18,18 @@ export default fp<HttpCacheOptions>(async (app, { maxAgeMs }) => {
     ms > 0 ? `public, max-age=${Math.floor(ms / 1000)}` : 'no-cache',
   ]))
 
-  app.addHook('onSend', async (request, reply, payload) => {
+  app.addHook('onSend', (request, reply, payload, done) => {
     const url = request.routeOptions.url
     const policy = url === undefined ? undefined : cacheControl.get(url)
     if (policy === undefined) {
       if (request.url.startsWith('/api/')) reply.header('cache-control', 'no-store')
-      return payload
+      done(null, payload)
+      return
     }
     if (reply.statusCode !== 200 || request.method !== 'GET' || !(typeof payload === 'string' || Buffer.isBuffer(payload))) {
       reply.header('cache-control', 'no-store')
-      return payload
+      done(null, payload)
+      return
     }
     // Routes that answer from the cache set the ETag already (success-envelope.ts).
     const etag = (reply.getHeader('etag') as string | undefined) ?? etagOf(payload)
@@ -36,8 +38,9 @@ export default fp<HttpCacheOptions>(async (app, { maxAgeMs }) => {
     const ifNoneMatch = request.headers['if-none-match']
     if (ifNoneMatch !== undefined && ifNoneMatch.split(',').some(tag => tag.trim() === etag || tag.trim() === '*')) {
       reply.code(304)
-      return ''
+      done(null, '')
+      return
     }
-    return payload
+    done(null, payload)
   })
 }, { name: 'http-cache' })
