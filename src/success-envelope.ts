@@ -14,6 +14,9 @@ interface Serialized {
 }
 
 const serialized = new WeakMap<object, Serialized>()
+// Small bodies cost less to serialize again than to keep: each kept one is an object that
+// lives as long as the cache entry and then burdens the old-generation GC.
+const KEEP_FROM_BYTES = 2048
 
 /** A weak validator: equal bodies, equal tags. */
 export function etagOf (body: string | Buffer): string {
@@ -25,7 +28,7 @@ export function sendSuccess (reply: FastifyReply, message: string, data: object)
   if (entry === undefined || entry.message !== message) {
     const body = Buffer.from(JSON.stringify({ message, data }))
     entry = { message, body, etag: etagOf(body) }
-    serialized.set(data, entry)
+    if (body.length >= KEEP_FROM_BYTES) serialized.set(data, entry)
   }
   return reply.header('etag', entry.etag).type('application/json; charset=utf-8').send(entry.body)
 }
