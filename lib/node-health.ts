@@ -28,8 +28,10 @@ export const DEFAULT_HEALTH_POLICY: HealthPolicy = {
   maxLagBlocks: 3,
 }
 
-// Used for a node that has not answered yet, so that it is neither shunned nor preferred.
-const UNKNOWN_LATENCY_MS = 200
+// A node that has not answered yet is rated as slow as the hedging delay allows (1 s): it
+// takes traffic only when no answering node is left, so a node that hangs from the start
+// costs nothing, while its first probe answer rates it for real.
+const UNKNOWN_LATENCY_MS = 1000
 
 export class NodeHealth {
   circuit: CircuitState = 'closed'

@@ -73,6 +73,8 @@ export interface PoolNode {
   readonly health: NodeHealth
 }
 
+const START_GRACE_MIN_MS = 50
+const START_GRACE_MAX_MS = 500
 const HEDGE_MIN_MS = 100
 const HEDGE_MAX_MS = 1000
 /** Reason given to attempts that lost a hedge race or whose call ended. */
@@ -106,8 +108,12 @@ export class NodePool {
     return this.#bestHeight
   }
 
-  /** Probes every node; resolves once one answered, rejects (naming each node and why) if none did. */
+  /**
+   * Probes every node; resolves once one answered (plus a short grace for the others, so that
+   * the first pick knows which nodes lag), rejects naming each node and why if none did.
+   */
   async start (timeoutMs: number): Promise<void> {
+    const started = this.#clock()
     const probes = this.#nodes.map(node => this.#probe(node, timeoutMs))
     try {
       await Promise.any(probes)
@@ -116,6 +122,14 @@ export class NodePool {
       throw new RpcUnavailableError('getnodeinfo',
         `No Pocketnet node answered at start-up (${this.#nodes.length} tried): ${reasons}`, { cause: err as AggregateError })
     }
+    // Give the other nodes as long again as the first took (50–500 ms) to answer too.
+    const graceMs = Math.min(START_GRACE_MAX_MS, Math.max(START_GRACE_MIN_MS, this.#clock() - started))
+    let timer: NodeJS.Timeout | undefined
+    await Promise.race([
+      Promise.allSettled(probes),
+      new Promise(resolve => { timer = setTimeout(resolve, graceMs) }),
+    ])
+    clearTimeout(timer)
     this.#scheduleProbes(timeoutMs)
   }
 
