@@ -89,8 +89,8 @@ export class PocketNetProxyApi {
    */
   async callRaw (method: string, params: unknown[] = [], options: CallOptions = {}): Promise<unknown> {
     this.#assertOpen(method)
-    const load = () => this.#pool.run(method, async (node, timeoutMs, signal) => {
-      const answer = await node.transport.post(method, params, { timeoutMs, signal })
+    const load = () => this.#pool.run(method, async (node, timeoutMs, controller) => {
+      const answer = await node.transport.post(method, params, { timeoutMs, controller })
       return { value: answer.result, bytes: answer.bytes }
     }, this.#runOptions())
     return untilAborted(this.#cache.get(method, ResultCache.key(method, params), load), options.signal)
@@ -126,8 +126,8 @@ export class PocketNetProxyApi {
   async #call<P, R> (spec: MethodSpec<P, R>, params: P, options: CallOptions = {}): Promise<R> {
     this.#assertOpen(spec.name)
     const wire = spec.toWire(params)
-    const load = () => this.#pool.run(spec.name, async (node, timeoutMs, signal) => {
-      const answer = await node.transport.post(spec.name, encodeParams(spec.slots, wire, node.health.version), { timeoutMs, signal })
+    const load = () => this.#pool.run(spec.name, async (node, timeoutMs, controller) => {
+      const answer = await node.transport.post(spec.name, encodeParams(spec.slots, wire, node.health.version), { timeoutMs, controller })
       const value = spec.fromWire(answer.result, params, wire)
       // A caller's getnodeinfo tells the pool about new blocks as well as its probes do.
       if (spec === getnodeinfo as unknown) this.#pool.noteNodeInfo(node, value as NodeInfo)

@@ -66,7 +66,8 @@ export interface RunOptions {
   signal?: AbortSignal | undefined
 }
 
-export type Attempt<T> = (node: PoolNode, timeoutMs: number, signal: AbortSignal) => Promise<T>
+/** One try on one node; `controller` is the attempt's own (see transport.ts PostOptions). */
+export type Attempt<T> = (node: PoolNode, timeoutMs: number, controller: AbortController) => Promise<T>
 
 export interface PoolNode {
   readonly transport: NodeTransport
@@ -173,7 +174,7 @@ export class NodePool {
           this.#options.onAttempt?.({ node: node.transport.name, method, outcome, durationMs, hedge })
           return durationMs
         }
-        attempt(node, timeoutMs, controller.signal).then(value => {
+        attempt(node, timeoutMs, controller).then(value => {
           this.#recordSuccess(node, done('ok'))
           succeeded = true
           finish(undefined, value)
@@ -291,13 +292,19 @@ export class NodePool {
 
   async #probe (node: PoolNode, timeoutMs: number): Promise<void> {
     const started = this.#clock()
+    // Probes are rare: a controller each, aborted when the pool closes.
+    const controller = new AbortController()
+    const abort = (): void => controller.abort(this.#lifetime.signal.reason)
+    this.#lifetime.signal.addEventListener('abort', abort, { once: true })
     try {
-      const answer = await node.transport.post('getnodeinfo', [], { timeoutMs, signal: this.#lifetime.signal })
+      const answer = await node.transport.post('getnodeinfo', [], { timeoutMs, controller })
       this.noteNodeInfo(node, getnodeinfo.fromWire(answer.result, undefined, {}))
       this.#recordSuccess(node, this.#clock() - started)
     } catch (err) {
       if (!this.#lifetime.signal.aborted && err instanceof Error) this.#recordFailure(node, err)
       throw err
+    } finally {
+      this.#lifetime.signal.removeEventListener('abort', abort)
     }
   }
 

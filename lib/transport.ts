@@ -21,7 +21,12 @@ export interface RpcAnswer {
 
 export interface PostOptions {
   timeoutMs: number
-  signal?: AbortSignal | undefined
+  /**
+   * The attempt's controller, owned by the caller, which may abort it (hedge lost, client
+   * closed); the transport aborts it too when `timeoutMs` passes. One controller per attempt,
+   * and no listener between two of them: this runs on every upstream call.
+   */
+  controller: AbortController
 }
 
 const HEADERS = { 'content-type': 'application/json', accept: 'application/json' }
@@ -82,11 +87,8 @@ export class NodeTransport {
 
   /** Sends one call and resolves with the node's `result`. */
   async post (method: string, params: unknown[], options: PostOptions): Promise<RpcAnswer> {
-    const controller = new AbortController()
-    const timer = setTimeout(() => controller.abort(TIMED_OUT), options.timeoutMs)
-    const outer = options.signal
-    const forwardAbort = (): void => controller.abort(outer?.reason)
-    outer?.addEventListener('abort', forwardAbort, { once: true })
+    const { controller, timeoutMs } = options
+    const timer = setTimeout(() => controller.abort(TIMED_OUT), timeoutMs)
     let status: number
     let text: string
     try {
@@ -101,15 +103,14 @@ export class NodeTransport {
       text = await response.body.text()
     } catch (err) {
       if (controller.signal.reason === TIMED_OUT) {
-        throw new RpcTimeoutError(method, `${this.name} did not answer ${method} within ${options.timeoutMs} ms`, {
-          timeoutMs: options.timeoutMs, node: this.url, cause: err,
+        throw new RpcTimeoutError(method, `${this.name} did not answer ${method} within ${timeoutMs} ms`, {
+          timeoutMs, node: this.url, cause: err,
         })
       }
-      if (outer?.aborted) throw outer.reason
+      if (controller.signal.aborted) throw controller.signal.reason
       throw this.#classify(method, err)
     } finally {
       clearTimeout(timer)
-      outer?.removeEventListener('abort', forwardAbort)
     }
     return { result: this.#readAnswer(method, status, text), bytes: text.length }
   }
