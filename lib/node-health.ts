@@ -83,11 +83,6 @@ export class NodeHealth {
     this.retryAt = now + Math.min(maxCooldownMs, baseCooldownMs * 2 ** Math.min(this.consecutiveFailures - 1, 16))
   }
 
-  /** True when an open circuit's cooldown is over. */
-  dueForRetry (now: number): boolean {
-    return this.circuit === 'open' && now >= this.retryAt
-  }
-
   isLagging (bestHeight: number | undefined): boolean {
     return bestHeight !== undefined && this.height !== undefined && bestHeight - this.height > this.#policy.maxLagBlocks
   }

@@ -2,6 +2,7 @@
  * Errors the HTTP layer throws. They carry what the envelope needs; plugins/app/error-handler.ts
  * is the only place that turns them into responses.
  */
+
 /** A 4xx answer: `title` becomes the envelope's `message`, the error's message its `error`. */
 export class HttpError extends Error {
   constructor (readonly statusCode: number, readonly title: string, detail: string) {

@@ -20,8 +20,6 @@ describe('NodeHealth', () => {
     health.recordFailure('down', 0)
     assert.equal(health.circuit, 'open')
     assert.equal(health.retryAt, 1000)
-    assert.equal(health.dueForRetry(999), false)
-    assert.equal(health.dueForRetry(1000), true)
     health.recordFailure('down', 0)
     assert.equal(health.retryAt, 2000)
     for (let i = 0; i < 10; i++) health.recordFailure('down', 0)
