@@ -1,7 +1,15 @@
-/** What the benchmarks share: child processes, ports, and one autocannon run. */
-import { spawn, type ChildProcess } from 'node:child_process'
+/**
+ * What the benchmarks share: child processes pinned to CPUs, ports, a wrk run, an autocannon run.
+ *
+ * On a machine with two CPUs or more, the process under test (the service, or the bare server)
+ * runs alone on one CPU and the load generator and the emulator on another, so that neither
+ * steals the other's time: otherwise the figures measure the scheduler as much as the server.
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
-import { readFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { availableParallelism, tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { createServer } from 'node:net'
 import { createInterface } from 'node:readline'
 import autocannon from 'autocannon'
@@ -11,6 +19,7 @@ export const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50)
 export interface Measured {
   name: string
   requestsPerSecond: number
+  /** Milliseconds. */
   p50: number
   p99: number
   /** Requests answered, 2xx or not. */
@@ -20,16 +29,39 @@ export interface Measured {
   peakRssMb?: number
 }
 
-export async function startChild (script: string, args: string[], env: Record<string, string>): Promise<{ child: ChildProcess, port: number }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] })
-  const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream })
-  for await (const line of lines) {
-    try {
-      const { port } = JSON.parse(line) as { port?: number }
-      if (port) return { child, port }
-    } catch {}
+function hasCommand (name: string): boolean {
+  try {
+    execFileSync('sh', ['-c', `command -v ${name}`], { stdio: 'ignore' })
+    return true
+  } catch {
+    return false
   }
-  throw new Error(`${script} exited before printing its port`)
+}
+
+/** CPUs for the process under test and for the load (load generator and emulator); none on one CPU. */
+export const CPUS = availableParallelism() >= 2 && hasCommand('taskset')
+  ? { server: process.env.BENCH_SERVER_CPU ?? '1', load: process.env.BENCH_LOAD_CPU ?? '0' }
+  : undefined
+
+/** `command args` on the given CPU (taskset execs it: the pid is the command's own). */
+function pinned (cpu: 'server' | 'load', command: string, args: string[]): [string, string[]] {
+  return CPUS ? ['taskset', ['-c', CPUS[cpu], command, ...args]] : [command, args]
+}
+
+/** Starts a script that prints `{"port": N}` (or a line with `listening on http://host:N`) and waits for it. */
+export async function startChild (script: string, args: string[], env: Record<string, string>, cpu: 'server' | 'load' = 'server'): Promise<{ child: ChildProcess, port: number }> {
+  const [command, argv] = pinned(cpu, process.execPath, ['--import', 'tsx', script, ...args])
+  const child = spawn(command, argv, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] })
+  const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream })
+  // Read every line, also after the port: a child blocked on a full pipe would stall the run.
+  const port = await new Promise<number>((resolve, reject) => {
+    lines.on('line', line => {
+      const found = /listening on http:\/\/[^:]+:(\d+)/.exec(line)?.[1] ?? (line.startsWith('{') ? (JSON.parse(line) as { port?: number }).port : undefined)
+      if (found !== undefined) resolve(Number(found))
+    })
+    child.once('exit', () => reject(new Error(`${script} exited before printing its port`)))
+  })
+  return { child, port }
 }
 
 /** A free loopback port: listen on 0, read it, close. */
@@ -44,7 +76,8 @@ export async function freePort (): Promise<number> {
 /** The built service, exactly as `npm start` runs it. */
 export async function startService (env: Record<string, string>): Promise<{ child: ChildProcess, port: number }> {
   const port = await freePort()
-  const child = spawn(process.execPath, ['dist/src/server.js'], { env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' }, stdio: ['ignore', 'ignore', 'inherit'] })
+  const [command, args] = pinned('server', process.execPath, ['dist/src/server.js'])
+  const child = spawn(command, args, { env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' }, stdio: ['ignore', 'ignore', 'inherit'] })
   for (;;) {
     if (child.exitCode !== null) throw new Error(`the service exited with code ${child.exitCode}`)
     try {
@@ -66,6 +99,50 @@ export function peakRssMb (pid: number): number {
   return Math.round(kb / 1024)
 }
 
+/** The sum of a Prometheus metric's series whose labels include `label` (e.g. `method="search"`). */
+export async function metricSum (baseUrl: string, name: string, label = ''): Promise<number> {
+  const text = await (await fetch(`${baseUrl}/metrics`)).text()
+  let sum = 0
+  for (const line of text.split('\n')) {
+    if (line.startsWith(`${name}{`) && line.includes(label)) sum += Number(line.slice(line.lastIndexOf(' ') + 1))
+  }
+  return sum
+}
+
+export function assertWrk (): void {
+  if (!hasCommand('wrk')) {
+    console.error('npm run bench drives its load with wrk, a C load generator that costs the machine little: apt-get install wrk')
+    process.exit(1)
+  }
+}
+
+const WRK_DIR = new URL('./wrk/', import.meta.url)
+const scriptDir = mkdtempSync(join(tmpdir(), 'bench-wrk-'))
+
+/**
+ * Loads `url` with wrk (one thread, {@link CONNECTIONS} connections) on the load CPU for
+ * `durationS` seconds. `script` is a file of bench/wrk/ that makes the requests (none: GET `url`),
+ * `args` its arguments.
+ */
+export function wrk (name: string, url: string, durationS: number, script?: string, args: string[] = []): Measured {
+  const combined = join(scriptDir, `${script ?? 'plain'}.lua`)
+  writeFileSync(combined, (script ? readFileSync(new URL(script, WRK_DIR), 'utf8') : '') + readFileSync(new URL('report.lua', WRK_DIR), 'utf8'))
+  const [command, argv] = pinned('load', 'wrk', ['-t1', `-c${CONNECTIONS}`, `-d${durationS}s`, '-s', combined, url, ...(args.length ? ['--', ...args] : [])])
+  const output = execFileSync(command, argv, { encoding: 'utf8', maxBuffer: 1 << 20 })
+  const line = output.split('\n').find(candidate => candidate.startsWith('{"requests"'))
+  if (line === undefined) throw new Error(`wrk printed no report:\n${output}`)
+  const report = JSON.parse(line) as { requests: number, durationUs: number, p50Us: number, p99Us: number, non2xx: number, socketErrors: number }
+  return {
+    name,
+    requestsPerSecond: Math.round(report.requests / (report.durationUs / 1e6)),
+    p50: report.p50Us / 1000,
+    p99: report.p99Us / 1000,
+    total: report.requests,
+    errors: report.non2xx + report.socketErrors,
+  }
+}
+
+/** Loads `url` with autocannon in this process (the fault benchmark, whose emulators run here too). */
 export async function load (name: string, url: string, durationS: number, options: { path?: () => string, post?: () => string } = {}): Promise<Measured> {
   const { path, post } = options
   const requests: autocannon.Request[] | undefined = path
