@@ -119,8 +119,11 @@ export class PocketNetProxyApi {
   async close (): Promise<void> {
     if (this.closed) return
     this.#lifetime.abort(new RpcClosedError('close'))
-    this.#cache.clear()
+    // Cleared only once the pool is closed: by then the calls in flight have failed with the
+    // close error, which is what their callers should see (clearing first rejects them with
+    // lru-cache's own "deleted").
     await this.#pool.close()
+    this.#cache.clear()
   }
 
   async #call<P, R> (spec: MethodSpec<P, R>, params: P, options: CallOptions = {}): Promise<R> {

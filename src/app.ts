@@ -129,7 +129,9 @@ export async function buildApp (config: AppConfig, overrides: AppOverrides = {})
   // handler (the spec's "registered last") comes before the routes here.
   await app.register(errorHandler, { nodeEnv: config.NODE_ENV })
   await app.register(helmet)
-  await app.register(cors, { origins: parseNodeList(config.CORS_ORIGINS) })
+  const corsOrigins = parseNodeList(config.CORS_ORIGINS)
+  // With no origin allowed there is nothing for CORS to add: no plugin, no work per request.
+  if (corsOrigins.length > 0) await app.register(cors, { origins: corsOrigins })
   await app.register(rateLimit, { max: config.RATE_LIMIT_MAX, timeWindow: /^\d+$/.test(config.RATE_LIMIT_WINDOW) ? Number(config.RATE_LIMIT_WINDOW) : config.RATE_LIMIT_WINDOW })
   await app.register(metricsPlugin, { metrics })
   await app.register(swagger)

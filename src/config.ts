@@ -31,6 +31,7 @@ export const ConfigSchema = Type.Object({
   MAX_URL_LENGTH: Type.Integer({ minimum: 64, maximum: 65_536, default: 2048, description: 'an integer from 64 to 65536' }),
   MAX_HEADER_BYTES: Type.Integer({ minimum: 1024, maximum: 1_048_576, default: 16_384, description: 'a number of bytes from 1024 to 1048576' }),
   REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 600_000, default: 30_000, description: 'an integer from 100 to 600000 (milliseconds)' }),
+  HEAP_GROWING_PERCENT: Type.Integer({ minimum: 0, maximum: 1000, default: 50, description: 'an integer from 0 to 1000 (0: V8\'s own heap growth)' }),
   NODE_ENV: Type.String({ default: 'production', description: 'development, production or test' }),
   LOG_LEVEL: Type.Unsafe<Static<typeof LogLevel>>({ ...LogLevel, default: 'info', description: 'one of fatal, error, warn, info, debug, trace, silent' }),
 })

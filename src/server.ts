@@ -3,6 +3,7 @@
  * or SIGINT stop accepting, finish the requests in flight within SHUTDOWN_TIMEOUT_MS, close the
  * RPC client's sockets and timers, exit 0. A second signal exits at once (code 130).
  */
+import { setFlagsFromString } from 'node:v8'
 import { buildApp } from './app.js'
 import { ConfigError, loadConfig } from './config.js'
 
@@ -15,6 +16,10 @@ async function main (): Promise<void> {
     console.error(err.message)
     process.exit(1)
   }
+  // V8 lets the heap grow up to four times its live size between full collections. A service's
+  // live data is small (tens of MB) but it allocates fast, so the peak memory was mostly garbage;
+  // a lower growth keeps it near the live size, for cheap concurrent marking more often.
+  if (config.HEAP_GROWING_PERCENT > 0) setFlagsFromString(`--heap-growing-percent=${config.HEAP_GROWING_PERCENT}`)
   const app = await buildApp(config)
   let closing = false
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {

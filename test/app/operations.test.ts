@@ -49,6 +49,10 @@ describe('CORS', () => {
     assert.equal((await fetch(`${open.url}/healthz`, { headers: { origin: 'https://x.example' } })).headers.get('access-control-allow-origin'), '*')
     const closed = await startApp(t, { nodes: [node.url] })
     assert.equal((await fetch(`${closed.url}/healthz`, { headers: { origin: 'https://x.example' } })).headers.get('access-control-allow-origin'), null)
+    const preflight = await fetch(`${closed.url}/api/search`, { method: 'OPTIONS', headers: { origin: 'https://x.example', 'access-control-request-method': 'GET' } })
+    assert.equal(preflight.status, 404)
+    assert.equal(preflight.headers.get('access-control-allow-origin'), null)
+    assert.equal(preflight.headers.get('access-control-allow-methods'), null)
   })
 })
 

@@ -159,6 +159,18 @@ describe('PocketNetProxyApi', () => {
     await assert.rejects(api.rpc.getnodeinfo(), { code: 'RPC_ERR_CLOSED' })
   })
 
+  it('fails the calls in flight with RPC_ERR_CLOSED when closed, cached methods too', async (t) => {
+    const node = await startEmulator(t)
+    const api = await PocketNetProxyApi.create({ nodes: [node.url], env: {} })
+    node.setFault({ kind: 'hang' })
+    const calls = [api.rpc.search({ keyword: 'bitcoin', type: 'content', pageStart: 0, pageSize: 5 }), api.rpc.getnodeinfo()]
+    const outcomes = Promise.allSettled(calls)
+    // Both calls have reached the node before the client closes.
+    while (node.callsTo('search').length === 0 || node.callsTo('getnodeinfo').length < 2) await new Promise(resolve => setImmediate(resolve))
+    await api.close()
+    assert.deepEqual((await outcomes).map(outcome => outcome.status === 'rejected' ? (outcome.reason as { code?: string }).code : 'fulfilled'), ['RPC_ERR_CLOSED', 'RPC_ERR_CLOSED'])
+  })
+
   it('validates options with a TypeError naming the option', async () => {
     await assert.rejects(PocketNetProxyApi.create({ nodes: [], env: {} }), { name: 'TypeError', message: /option nodes must be a non-empty list/ })
     await assert.rejects(PocketNetProxyApi.create({ nodes: ['ftp://x'], env: {} }), { name: 'TypeError', message: /option nodes must be a list of http\(s\) URLs .*got "ftp:\/\/x"/ })
