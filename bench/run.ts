@@ -4,7 +4,8 @@
  * limit. Scenarios (50 connections each, see bench/README.md):
  *   a  one hot search key
  *   b  Zipf(1.1) over 500 keywords, pages 0–2
- *   c  a new keyword every request (the cache cannot help), on a fresh service
+ *   c  a new keyword every request (the cache cannot help), on a fresh service; beside it the
+ *      emulator alone (c₀) and a bare node:http + undici proxy (c₁)
  * Writes bench/results.md.
  */
 import { execFileSync } from 'node:child_process'
@@ -89,6 +90,15 @@ try {
 
   results.push(wrk('c₀: the emulator alone, a new keyword each time', `${emulatorUrl}/public/`, DURATION_S, 'unique-rpc.lua'))
 
+  const proxy = await startChild('bench/bare-proxy.ts', [emulatorUrl], {})
+  try {
+    const proxyUrl = `http://127.0.0.1:${proxy.port}`
+    wrk('warm-up', proxyUrl, WARMUP_S, 'unique-search.lua')
+    results.push(wrk('c₁: a bare node:http + undici proxy, a new keyword each time', proxyUrl, DURATION_S, 'unique-search.lua'))
+  } finally {
+    await stop(proxy.child)
+  }
+
   // A fresh service for c, so that its peak memory is the cold path's, not a and b's cached answers.
   await stop(service.child)
   service = await startService(SERVICE_ENV)
@@ -103,7 +113,7 @@ try {
   await stop(emulator.child)
 }
 
-const [limit, hot, zipf, upstream, cold] = results as [Measured, Measured, Measured, Measured, Measured]
+const [limit, hot, zipf, upstream, bareProxy, cold] = results as [Measured, Measured, Measured, Measured, Measured, Measured]
 const share = (m: Measured): string => `${Math.round((m.requestsPerSecond / limit.requestsPerSecond) * 100)} %`
 const ms = (value: number): string => value.toFixed(2)
 const row = (m: Measured, ofLimit: string): string =>
@@ -122,9 +132,10 @@ ${row(limit, '100 %')}
 ${row(hot, share(hot))}
 ${row(zipf, share(zipf))}
 ${row(upstream, '')}
+${row(bareProxy, '')}
 ${row(cold, share(cold))}
 
-Targets (issue #4): a ≥ 70 % of the limit: **${share(hot)}**; b ≥ 50 %: **${share(zipf)}**; c adds ≤ 1 ms to the upstream's p50: **${ms(addedP50)} ms** (service p50 ${ms(cold.p50)} ms − emulator p50 ${ms(upstream.p50)} ms under the same load), of which **${ms(serviceSide)} ms** inside the service (mean request time − mean upstream attempt, from its own metrics); c peak RSS < 200 MB: **${cold.peakRssMb} MB** (a fresh service after ${COLD_DURATION_S} s of c).
+Targets (issue #4): a ≥ 70 % of the limit: **${share(hot)}**; b ≥ 50 %: **${share(zipf)}**; c adds ≤ 1 ms to the upstream's p50: **${ms(addedP50)} ms** (service p50 ${ms(cold.p50)} ms − emulator p50 ${ms(upstream.p50)} ms under the same load), of which **${ms(serviceSide)} ms** inside the service (mean request time − mean upstream attempt, from its own metrics); for comparison, a bare node:http + undici proxy adds **${ms(bareProxy.p50 - upstream.p50)} ms** (c₁ − c₀); c peak RSS < 200 MB: **${cold.peakRssMb} MB** (a fresh service after ${COLD_DURATION_S} s of c).
 `
 writeFileSync(new URL('./results.md', import.meta.url), report)
 console.log(report)

@@ -39,8 +39,10 @@ export function createMetrics (): Metrics {
     labelNames: ['method', 'outcome'] as const,
     registers: [registry],
   })
-  // Labelled children made once: prom-client would hash the labels object on every call.
-  const cacheChildren = new Map<string, Counter.Internal>()
+  // Labelled children made once per label set: prom-client would hash a labels object on every call.
+  const attempts = childrenOf((node: string, method: string, outcome: string) => upstream.labels(node, method, outcome))
+  const attemptDurations = childrenOf((method: string) => upstreamDuration.labels(method))
+  const lookups = childrenOf((method: string, outcome: string) => cache.labels(method, outcome))
   let peek: () => PocketNetProxyApi | undefined = () => undefined
   // eslint-disable-next-line no-new -- registered by the constructor; read at scrape time
   new Gauge({
@@ -77,20 +79,28 @@ export function createMetrics (): Metrics {
     }),
     inFlight: new Gauge({ name: 'http_requests_in_flight', help: 'HTTP requests being served', registers: [registry] }),
     onAttempt (event) {
-      upstream.inc({ node: event.node, method: event.method, outcome: event.outcome })
-      upstreamDuration.observe({ method: event.method }, event.durationMs / 1000)
+      attempts(event.node, event.method, event.outcome).inc()
+      attemptDurations(event.method).observe(event.durationMs / 1000)
     },
     onCacheLookup (method, outcome) {
-      const key = `${method} ${outcome}`
-      let child = cacheChildren.get(key)
-      if (child === undefined) {
-        child = cache.labels(method, outcome)
-        cacheChildren.set(key, child)
-      }
-      child.inc()
+      lookups(method, outcome).inc()
     },
     watchClient (next) {
       peek = next
     },
+  }
+}
+
+/** `make(...labels)`, made once per distinct label values and then reused. */
+export function childrenOf<L extends string[], C> (make: (...labels: L) => C): (...labels: L) => C {
+  const children = new Map<string, C>()
+  return (...labels) => {
+    const key = labels.join('\u0000')
+    let child = children.get(key)
+    if (child === undefined) {
+      child = make(...labels)
+      children.set(key, child)
+    }
+    return child
   }
 }
