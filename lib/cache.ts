@@ -43,19 +43,21 @@ export interface Loaded<T> {
   bytes: number
 }
 
-type Loader = () => Promise<Loaded<unknown>>
-
 export class ResultCache {
   readonly #ttlMs: CacheTtls
-  readonly #lru: LRUCache<string, Loaded<unknown>, Loader>
-  /** Calls in flight for methods that are not cached. */
+  readonly #lru: LRUCache<string, Loaded<unknown>>
+  /** Loads in flight, cached methods or not: identical calls join them. */
   readonly #inFlight = new Map<string, Promise<unknown>>()
   readonly #onLookup: CacheOptions['onLookup']
+  /** Counts new blocks, so that a load that began before one does not keep a tip answer after it. */
+  #blocks = 0
 
   constructor (options: CacheOptions) {
     this.#ttlMs = options.ttlMs
     this.#onLookup = options.onLookup
-    this.#lru = new LRUCache<string, Loaded<unknown>, Loader>({
+    // lru-cache as the store only: its fetch() would also coalesce, but gives each miss an
+    // AbortController of its own, and a miss is the service's costliest request already.
+    this.#lru = new LRUCache<string, Loaded<unknown>>({
       max: options.maxEntries,
       maxSize: options.maxBytes,
       sizeCalculation: entry => Math.max(1, entry.bytes),
@@ -63,7 +65,6 @@ export class ResultCache {
       // Read the clock on every lookup (it is cheap) rather than caching it for a tick.
       ttlResolution: 0,
       ...(options.perf ? { perf: options.perf } : {}),
-      fetchMethod: (_key, _stale, { context }) => context(),
     })
   }
 
@@ -73,18 +74,33 @@ export class ResultCache {
   }
 
   /** The cached value, or `load()`'s, shared with identical calls in flight. */
-  async get<T> (method: string, key: string, load: () => Promise<Loaded<T>>): Promise<T> {
+  get<T> (method: string, key: string, load: () => Promise<Loaded<T>>): Promise<T> {
     const ttl = this.#ttlMs[method] ?? 0
-    if (ttl <= 0) return this.#shared(method, key, load)
-    const status: LRUCache.Status<string, Loaded<unknown>, Loader> = {}
-    const pending = this.#lru.fetch(key, { context: load, ttl, status })
-    this.#onLookup?.(method, status.fetch === 'hit' ? 'hit' : status.fetch === 'inflight' ? 'shared' : 'miss')
-    const entry = await pending
-    return (entry as Loaded<T>).value
+    if (ttl > 0) {
+      const entry = this.#lru.get(key)
+      if (entry !== undefined) {
+        this.#onLookup?.(method, 'hit')
+        return Promise.resolve(entry.value as T)
+      }
+    }
+    const existing = this.#inFlight.get(key)
+    if (existing !== undefined) {
+      this.#onLookup?.(method, 'shared')
+      return existing as Promise<T>
+    }
+    this.#onLookup?.(method, 'miss')
+    const blocks = this.#blocks
+    const call = load().then(loaded => {
+      if (ttl > 0 && (blocks === this.#blocks || !FOLLOWS_TIP.has(method))) this.#lru.set(key, loaded, { ttl })
+      return loaded.value
+    }).finally(() => this.#inFlight.delete(key))
+    this.#inFlight.set(key, call)
+    return call
   }
 
   /** Drops the answers that follow the chain tip. */
   onNewBlock (): void {
+    this.#blocks++
     for (const key of this.#lru.keys()) {
       if (FOLLOWS_TIP.has(key.slice(0, key.indexOf('\n')))) this.#lru.delete(key)
     }
@@ -100,17 +116,5 @@ export class ResultCache {
 
   clear (): void {
     this.#lru.clear()
-  }
-
-  async #shared<T> (method: string, key: string, load: () => Promise<Loaded<T>>): Promise<T> {
-    const existing = this.#inFlight.get(key)
-    if (existing !== undefined) {
-      this.#onLookup?.(method, 'shared')
-      return existing as Promise<T>
-    }
-    this.#onLookup?.(method, 'miss')
-    const call = load().then(loaded => loaded.value).finally(() => this.#inFlight.delete(key))
-    this.#inFlight.set(key, call)
-    return call
   }
 }

@@ -88,4 +88,21 @@ describe('ResultCache', () => {
     assert.equal(await cache.get('search', ResultCache.key('search', []), load), 'search')
     assert.equal(load.calls, 0)
   })
+
+  it('answers the callers of a load that a new block overtook, without keeping a tip answer from before it', async () => {
+    const cache = new ResultCache({ ttlMs: { getuserprofile: 60_000, search: 30_000 }, maxEntries: 100, maxBytes: 10_000 })
+    const releases: Array<() => void> = []
+    const slow = <T>(value: T) => () => new Promise<{ value: T, bytes: number }>(resolve => releases.push(() => resolve({ value, bytes: 1 })))
+    const profile = cache.get('getuserprofile', 'p', slow('old profile'))
+    const search = cache.get('search', 's', slow('results'))
+    cache.onNewBlock()
+    for (const release of releases) release()
+    assert.equal(await profile, 'old profile')
+    assert.equal(await search, 'results')
+    // The search answer does not follow the tip and is kept; the profile is asked again.
+    assert.equal(cache.size, 1)
+    const load = counter('new profile')
+    assert.equal(await cache.get('getuserprofile', 'p', load), 'new profile')
+    assert.equal(load.calls, 1)
+  })
 })
