@@ -8,6 +8,8 @@
  * - Bounded by entries and by bytes (the size of the node's answer), so that endless unique
  *   keys cannot grow memory.
  * - Methods whose answer follows the chain tip are dropped when the pool sees a new block.
+ * - With `serveStale`, an answer past its time to live is still given, for as long again,
+ *   while one refresh runs in the background: a popular key never makes its callers wait.
  * - A caller that gives up does not cancel the upstream call for the others.
  */
 import { LRUCache } from 'lru-cache'
@@ -24,13 +26,15 @@ export const DEFAULT_CACHE_TTL_MS: Readonly<CacheTtls> = {
 /** Methods whose answer changes with each block (the node itself caches them for one block). */
 const FOLLOWS_TIP = new Set(['getnodeinfo', 'getuserprofile'])
 
-export type CacheOutcome = 'hit' | 'miss' | 'shared'
+export type CacheOutcome = 'hit' | 'stale' | 'miss' | 'shared'
 
 export interface CacheOptions {
   /** Per method; a method not listed is not cached. */
   ttlMs: CacheTtls
   maxEntries: number
   maxBytes: number
+  /** Answer past the time to live, for as long again, while one refresh runs. Default false. */
+  serveStale?: boolean
   /** Clock for time to live; default performance. */
   perf?: { now (): number }
   /** Called on every lookup, for metrics. Must not throw. */
@@ -43,9 +47,17 @@ export interface Loaded<T> {
   bytes: number
 }
 
+interface Entry {
+  loaded: Loaded<unknown>
+  /** Until when (on the cache's clock) the answer is fresh; after that it is stale. */
+  freshUntil: number
+}
+
 export class ResultCache {
   readonly #ttlMs: CacheTtls
-  readonly #lru: LRUCache<string, Loaded<unknown>>
+  readonly #serveStale: boolean
+  readonly #clock: { now (): number }
+  readonly #lru: LRUCache<string, Entry>
   /** Loads in flight, cached methods or not: identical calls join them. */
   readonly #inFlight = new Map<string, Promise<unknown>>()
   readonly #onLookup: CacheOptions['onLookup']
@@ -54,13 +66,15 @@ export class ResultCache {
 
   constructor (options: CacheOptions) {
     this.#ttlMs = options.ttlMs
+    this.#serveStale = options.serveStale ?? false
+    this.#clock = options.perf ?? performance
     this.#onLookup = options.onLookup
     // lru-cache as the store only: its fetch() would also coalesce, but gives each miss an
     // AbortController of its own, and a miss is the service's costliest request already.
-    this.#lru = new LRUCache<string, Loaded<unknown>>({
+    this.#lru = new LRUCache<string, Entry>({
       max: options.maxEntries,
       maxSize: options.maxBytes,
-      sizeCalculation: entry => Math.max(1, entry.bytes),
+      sizeCalculation: entry => Math.max(1, entry.loaded.bytes),
       ttl: 60_000,
       // Read the clock on every lookup (it is cheap) rather than caching it for a tick.
       ttlResolution: 0,
@@ -79,8 +93,14 @@ export class ResultCache {
     if (ttl > 0) {
       const entry = this.#lru.get(key)
       if (entry !== undefined) {
-        this.#onLookup?.(method, 'hit')
-        return Promise.resolve(entry.value as T)
+        if (this.#clock.now() < entry.freshUntil) {
+          this.#onLookup?.(method, 'hit')
+        } else {
+          this.#onLookup?.(method, 'stale')
+          // A failed refresh keeps nothing, and the stale answer serves until its window ends.
+          if (!this.#inFlight.has(key)) this.#load(method, key, load, ttl).catch(() => {})
+        }
+        return Promise.resolve(entry.loaded.value as T)
       }
     }
     const existing = this.#inFlight.get(key)
@@ -89,13 +109,7 @@ export class ResultCache {
       return existing as Promise<T>
     }
     this.#onLookup?.(method, 'miss')
-    const blocks = this.#blocks
-    const call = load().then(loaded => {
-      if (ttl > 0 && (blocks === this.#blocks || !FOLLOWS_TIP.has(method))) this.#lru.set(key, loaded, { ttl })
-      return loaded.value
-    }).finally(() => this.#inFlight.delete(key))
-    this.#inFlight.set(key, call)
-    return call
+    return this.#load(method, key, load, ttl)
   }
 
   /** Drops the answers that follow the chain tip. */
@@ -116,5 +130,18 @@ export class ResultCache {
 
   clear (): void {
     this.#lru.clear()
+  }
+
+  #load<T> (method: string, key: string, load: () => Promise<Loaded<T>>, ttl: number): Promise<T> {
+    const blocks = this.#blocks
+    const call = load().then(loaded => {
+      if (ttl > 0 && (blocks === this.#blocks || !FOLLOWS_TIP.has(method))) {
+        const entry = { loaded, freshUntil: this.#clock.now() + ttl }
+        this.#lru.set(key, entry, { ttl: this.#serveStale ? 2 * ttl : ttl })
+      }
+      return loaded.value
+    }).finally(() => this.#inFlight.delete(key))
+    this.#inFlight.set(key, call)
+    return call
   }
 }

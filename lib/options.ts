@@ -38,17 +38,20 @@ export interface ClientOptions {
   /**
    * Answers kept in memory. `ttlMs` per method, 0 to turn one off (default getnodeinfo 5 s,
    * getuserprofile 60 s, search 30 s, others 0); at most `maxEntries` (10000) entries and
-   * `maxBytes` (64 MiB) of answers. Identical calls in flight always share one upstream call.
+   * `maxBytes` (64 MiB) of answers. With `serveStale` (default true) an answer past its time to
+   * live is still given, for as long again, while one refresh runs in the background; answers
+   * that follow the chain tip go at a new block all the same. Identical calls in flight always
+   * share one upstream call.
    */
-  cache?: { ttlMs?: Record<string, number>, maxEntries?: number, maxBytes?: number }
-  /** Called on every cache lookup (`hit`, `miss`, `shared`), e.g. for metrics. Must not throw. */
+  cache?: { ttlMs?: Record<string, number>, maxEntries?: number, maxBytes?: number, serveStale?: boolean }
+  /** Called on every cache lookup (`hit`, `stale`, `miss`, `shared`), e.g. for metrics. Must not throw. */
   onCacheLookup?: (method: string, outcome: CacheOutcome) => void
   /** Where the environment defaults are read. Default `process.env`. */
   env?: Record<string, string | undefined>
 }
 
 export interface ResolvedOptions extends Required<Omit<ClientOptions, 'env' | 'onAttempt' | 'onCacheLookup' | 'cache'>>, Pick<ClientOptions, 'onAttempt' | 'onCacheLookup'> {
-  cache: { ttlMs: Record<string, number>, maxEntries: number, maxBytes: number }
+  cache: { ttlMs: Record<string, number>, maxEntries: number, maxBytes: number, serveStale: boolean }
 }
 
 /** Splits a comma-separated node list, as in `POCKETNET_NODES`. */
@@ -101,6 +104,7 @@ export function resolveOptions (options: ClientOptions = {}): ResolvedOptions {
     const value = cache[name]
     if (value !== undefined && (!Number.isSafeInteger(value) || value < 1)) fail(`cache.${name}`, 'a positive integer', value)
   }
+  if (cache.serveStale !== undefined && typeof cache.serveStale !== 'boolean') fail('cache.serveStale', 'true or false', cache.serveStale)
 
   const deadlineMs = integer('deadlineMs', 'RPC_DEADLINE_MS', 5000, 1)
   return {
@@ -115,6 +119,6 @@ export function resolveOptions (options: ClientOptions = {}): ResolvedOptions {
     maxResponseBytes: integer('maxResponseBytes', undefined, 16 * 1024 * 1024, 1),
     onAttempt: options.onAttempt,
     onCacheLookup: options.onCacheLookup,
-    cache: { ttlMs, maxEntries: cache.maxEntries ?? 10_000, maxBytes: cache.maxBytes ?? 64 * 1024 * 1024 },
+    cache: { ttlMs, maxEntries: cache.maxEntries ?? 10_000, maxBytes: cache.maxBytes ?? 64 * 1024 * 1024, serveStale: cache.serveStale ?? true },
   }
 }

@@ -93,6 +93,7 @@ export async function buildApp (config: AppConfig, overrides: AppOverrides = {})
       ttlMs: { getnodeinfo: config.CACHE_TTL_NODEINFO_MS, getuserprofile: config.CACHE_TTL_PROFILE_MS, search: config.CACHE_TTL_SEARCH_MS },
       maxEntries: config.CACHE_MAX_ENTRIES,
       maxBytes: config.CACHE_MAX_BYTES,
+      serveStale: config.CACHE_SERVE_STALE,
     },
     onAttempt: metrics.onAttempt,
     onCacheLookup: metrics.onCacheLookup,

@@ -23,6 +23,7 @@ export const ConfigSchema = Type.Object({
   CACHE_TTL_SEARCH_MS: Type.Integer({ minimum: 0, maximum: 86_400_000, default: 30_000, description: 'a whole number of milliseconds (0 turns the cache off)' }),
   CACHE_MAX_ENTRIES: Type.Integer({ minimum: 1, maximum: 10_000_000, default: 10_000, description: 'an integer from 1 to 10000000' }),
   CACHE_MAX_BYTES: Type.Integer({ minimum: 1024, maximum: 17_179_869_184, default: 67_108_864, description: 'a number of bytes from 1024' }),
+  CACHE_SERVE_STALE: Type.Boolean({ default: true, description: 'true or false' }),
   CORS_ORIGINS: Type.String({ default: '', description: 'a comma-separated list of origins such as https://app.example, or * for any (empty: no cross-origin calls)' }),
   RATE_LIMIT_MAX: Type.Integer({ minimum: 1, maximum: 1_000_000_000, default: 300, description: 'a positive integer (requests per window and client IP)' }),
   RATE_LIMIT_WINDOW: Type.String({ minLength: 1, default: '1 minute', pattern: '^(\\d+|\\d+ ?(ms|s|m|h|second|seconds|minute|minutes|hour|hours))$', description: 'milliseconds, or a duration such as "1 minute" or "30 seconds"' }),

@@ -15,6 +15,22 @@ describe('loadConfig', () => {
     assert.equal(config.NODE_ENV, 'production')
     assert.equal(config.LOG_LEVEL, 'info')
     assert.equal(config.POCKETNET_NODES, DEFAULT_NODES.join(','))
+    assert.equal(config.CACHE_SERVE_STALE, true)
+    assert.equal(config.HEAP_GROWING_PERCENT, 50)
+  })
+
+  it('reads switches and the heap growth', () => {
+    const config = loadConfig({ CACHE_SERVE_STALE: 'false', HEAP_GROWING_PERCENT: '0' })
+    assert.equal(config.CACHE_SERVE_STALE, false)
+    assert.equal(config.HEAP_GROWING_PERCENT, 0)
+    assert.throws(() => loadConfig({ CACHE_SERVE_STALE: 'maybe', HEAP_GROWING_PERCENT: '-1' }), (err: unknown) => {
+      assert.ok(err instanceof ConfigError)
+      assert.deepEqual(err.problems, [
+        'CACHE_SERVE_STALE must be true or false (got "maybe")',
+        "HEAP_GROWING_PERCENT must be an integer from 0 to 1000 (0: V8's own heap growth) (got \"-1\")",
+      ])
+      return true
+    })
   })
 
   it('converts numbers and keeps the node list', () => {

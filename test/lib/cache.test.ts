@@ -105,4 +105,59 @@ describe('ResultCache', () => {
     assert.equal(await cache.get('getuserprofile', 'p', load), 'new profile')
     assert.equal(load.calls, 1)
   })
+
+  it('answers a stale entry at once while one refresh runs, for as long again as its time to live', async () => {
+    const clock = fakeClock()
+    const outcomes: CacheOutcome[] = []
+    const cache = new ResultCache({ ttlMs: { search: 1000 }, maxEntries: 100, maxBytes: 10_000, serveStale: true, perf: clock.perf, onLookup: (_m, outcome) => outcomes.push(outcome) })
+    let version = 0
+    let release = (): void => {}
+    const load = async () => {
+      version++
+      if (version > 1) await new Promise<void>(resolve => { release = resolve })
+      return { value: `v${version}`, bytes: 1 }
+    }
+    assert.equal(await cache.get('search', 'k', load), 'v1')
+    clock.advance(1001)
+    // Stale: the old answer at once, and one refresh for any number of callers.
+    assert.deepEqual(await Promise.all([cache.get('search', 'k', load), cache.get('search', 'k', load)]), ['v1', 'v1'])
+    assert.equal(version, 2)
+    release()
+    await new Promise(resolve => setImmediate(resolve))
+    assert.equal(await cache.get('search', 'k', load), 'v2')
+    assert.deepEqual(outcomes, ['miss', 'stale', 'stale', 'hit'])
+    // Past twice the time to live with no refresh, the entry is gone: the caller waits.
+    clock.advance(2001)
+    const waiting = cache.get('search', 'k', load)
+    release()
+    assert.equal(await waiting, 'v3')
+    assert.equal(outcomes.at(-1), 'miss')
+  })
+
+  it('keeps serving the stale answer when its refresh fails, and caches no failure', async () => {
+    const clock = fakeClock()
+    const cache = new ResultCache({ ttlMs: { search: 1000 }, maxEntries: 100, maxBytes: 10_000, serveStale: true, perf: clock.perf })
+    assert.equal(await cache.get('search', 'k', counter('v1')), 'v1')
+    clock.advance(1500)
+    let failures = 0
+    const failing = async () => {
+      failures++
+      throw new Error('node down')
+    }
+    assert.equal(await cache.get('search', 'k', failing), 'v1')
+    await new Promise(resolve => setImmediate(resolve))
+    assert.equal(await cache.get('search', 'k', failing), 'v1')
+    await new Promise(resolve => setImmediate(resolve))
+    assert.equal(failures, 2)
+    clock.advance(600)
+    await assert.rejects(cache.get('search', 'k', failing), /node down/)
+  })
+
+  it('serves no stale answer without serveStale', async () => {
+    const clock = fakeClock()
+    const cache = new ResultCache({ ttlMs: { search: 1000 }, maxEntries: 100, maxBytes: 10_000, perf: clock.perf })
+    await cache.get('search', 'k', counter('v1'))
+    clock.advance(1001)
+    assert.equal(await cache.get('search', 'k', counter('v2')), 'v2')
+  })
 })
