@@ -26,6 +26,8 @@ export interface EmulatorOptions {
   /** Mine a block every N ms. Default: only when mineBlock() is called. */
   blockIntervalMs?: number
   dataset?: Dataset
+  /** Most calls kept in `calls` (the oldest half goes beyond it), so a long-running emulator stays small. Default 100000. */
+  recordLimit?: number
 }
 
 export interface RecordedCall {
@@ -84,6 +86,11 @@ export async function createEmulator (options: EmulatorOptions = {}): Promise<Em
     lag: 0,
   }
   const calls: RecordedCall[] = []
+  const recordLimit = options.recordLimit ?? 100_000
+  const record = (call: RecordedCall): void => {
+    if (calls.length >= recordLimit) calls.splice(0, Math.ceil(recordLimit / 2))
+    calls.push(call)
+  }
   const sockets = new Set<Socket>()
   let fault: ActiveFault | undefined
   let closed = false
@@ -114,13 +121,13 @@ export async function createEmulator (options: EmulatorOptions = {}): Promise<Em
       body = JSON.parse(text)
       if (typeof body !== 'object' || body === null) throw new Error('not an object')
     } catch {
-      calls.push({ method: '', params: undefined, id: null, at: Date.now() })
+      record({ method: '', params: undefined, id: null, at: Date.now() })
       sendJson(response, 500, { result: null, error: { code: -32700, message: 'Parse error' }, id: null })
       return
     }
     const method = typeof body.method === 'string' ? body.method : ''
     const id = body.id ?? null
-    calls.push({ method, params: body.params, id, at: Date.now() })
+    record({ method, params: body.params, id, at: Date.now() })
 
     if (options.latencyMs) await sleep(options.latencyMs)
     const active = fault?.take(method) ? fault.fault : undefined

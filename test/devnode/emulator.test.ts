@@ -33,6 +33,13 @@ describe('the node emulator', () => {
       assert.equal(node.calls.length, 1)
     })
 
+    it('keeps at most recordLimit calls, the newest', async (t) => {
+      const node = await startEmulator(t, { recordLimit: 4 })
+      for (let i = 0; i < 10; i++) await rpc(node.url, 'getuserprofile', [`P${i}`])
+      assert.ok(node.calls.length <= 4, `${node.calls.length} calls kept`)
+      assert.deepEqual(node.calls.at(-1)?.params, ['P9'])
+    })
+
     it('keeps read methods off the /post/ path', async (t) => {
       const node = await startEmulator(t)
       assert.equal((await rpc(node.url, 'getnodeinfo', [], '/post/')).status, 404)
