@@ -91,7 +91,9 @@ describe('rate limiting', () => {
     assert.match(limited.body.error, /Rate limit of 3 requests exceeded: retry in \d+ s/)
     assert.ok(Number(limited.headers.get('retry-after')) > 0)
     for (let i = 0; i < 5; i++) assert.equal((await service.get('/healthz')).status, 200)
-    assert.equal((await service.get('/metrics')).status, 200)
+    for (const path of ['/readyz', '/metrics', '/openapi.json', '/docs/', '/docs/json']) assert.equal((await service.get(path)).status, 200, path)
+    // The demo page is limited like the API.
+    assert.equal((await service.get('/')).status, 429)
   })
 
   it('tells clients apart by X-Forwarded-For only behind a trusted proxy', async (t) => {
