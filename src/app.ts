@@ -142,6 +142,7 @@ export async function buildApp (config: AppConfig, overrides: AppOverrides = {})
       '/api/user/:address': config.CACHE_TTL_PROFILE_MS,
       '/api/search': config.CACHE_TTL_SEARCH_MS,
     },
+    staleWhileRevalidate: config.CACHE_SERVE_STALE,
   })
   await app.register(async (api) => {
     await api.register(nodeInfoRoute)

@@ -10,9 +10,9 @@ describe('HTTP caching', () => {
     const service = await startApp(t, { nodes: [node.url], env: { CACHE_TTL_NODEINFO_MS: '5000', CACHE_TTL_PROFILE_MS: '60000', CACHE_TTL_SEARCH_MS: '30000' } })
     const user = node.dataset.users[0] as { address: string }
     const cases: Array<[string, string]> = [
-      ['/api/nodeinfo', 'public, max-age=5'],
-      [`/api/user/${user.address}`, 'public, max-age=60'],
-      ['/api/search?keyword=bitcoin', 'public, max-age=30'],
+      ['/api/nodeinfo', 'public, max-age=5, stale-while-revalidate=5'],
+      [`/api/user/${user.address}`, 'public, max-age=60, stale-while-revalidate=60'],
+      ['/api/search?keyword=bitcoin', 'public, max-age=30, stale-while-revalidate=30'],
     ]
     for (const [path, cacheControl] of cases) {
       const { status, headers } = await service.get(path)
@@ -20,6 +20,8 @@ describe('HTTP caching', () => {
       assert.equal(headers.get('cache-control'), cacheControl, path)
       assert.match(headers.get('etag') ?? '', /^W\/"[\w-]+"$/, path)
     }
+    const strict = await startApp(t, { nodes: [node.url], env: { CACHE_SERVE_STALE: 'false' } })
+    assert.equal((await strict.get('/api/search?keyword=bitcoin')).headers.get('cache-control'), 'public, max-age=30')
   })
 
   it('answers 304 without a body to a matching If-None-Match, and 200 when the data changed', async (t) => {

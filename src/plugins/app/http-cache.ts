@@ -1,6 +1,7 @@
 /**
  * HTTP caching for front-ends: `Cache-Control` with the same max-age as the client's answer
- * cache, and a weak `ETag` so that a repeat with `If-None-Match` gets a bodiless 304.
+ * cache (and the same stale-while-revalidate window, when it serves stale answers), and a weak
+ * `ETag` so that a repeat with `If-None-Match` gets a bodiless 304.
  * Only successful GET answers of the listed routes are cacheable; every other /api answer is
  * `no-store`, so that a browser never keeps an error.
  */
@@ -10,13 +11,16 @@ import { etagOf } from '../../success-envelope.js'
 export interface HttpCacheOptions {
   /** Max-age per route URL pattern (as registered, e.g. `/api/user/:address`), in milliseconds; 0 means no-cache. */
   maxAgeMs: Record<string, number>
+  /** The answer cache serves stale answers for one more max-age: browsers and proxies may too. */
+  staleWhileRevalidate: boolean
 }
 
-export default fp<HttpCacheOptions>(async (app, { maxAgeMs }) => {
-  const cacheControl = new Map(Object.entries(maxAgeMs).map(([url, ms]) => [
-    url,
-    ms > 0 ? `public, max-age=${Math.floor(ms / 1000)}` : 'no-cache',
-  ]))
+export default fp<HttpCacheOptions>(async (app, { maxAgeMs, staleWhileRevalidate }) => {
+  const cacheControl = new Map(Object.entries(maxAgeMs).map(([url, ms]) => {
+    const seconds = Math.floor(ms / 1000)
+    if (ms <= 0) return [url, 'no-cache']
+    return [url, staleWhileRevalidate ? `public, max-age=${seconds}, stale-while-revalidate=${seconds}` : `public, max-age=${seconds}`]
+  }))
 
   app.addHook('onSend', (request, reply, payload, done) => {
     const url = request.routeOptions.url
