@@ -69,8 +69,9 @@ export class ResultCache {
     this.#serveStale = options.serveStale ?? false
     this.#clock = options.perf ?? performance
     this.#onLookup = options.onLookup
-    // lru-cache as the store only: its fetch() would also coalesce, but gives each miss an
-    // AbortController of its own, and a miss is the service's costliest request already.
+    // lru-cache as the store only, not its fetch(): one in-flight map serves cached and uncached
+    // methods alike; fetch() rejects the callers of a load whose key is deleted meanwhile (a new
+    // block, close) with its own "deleted"; and it gives each miss an AbortController.
     this.#lru = new LRUCache<string, Entry>({
       max: options.maxEntries,
       maxSize: options.maxBytes,
