@@ -76,6 +76,25 @@ describe('the answer cache', () => {
     assert.equal(node.callsTo('search').length, 1)
   })
 
+  it('answers a stale search at once past its time to live, and asks the node again in the background', async (t) => {
+    const node = await startEmulator(t)
+    const service = await startApp(t, { nodes: [node.url], env: { CACHE_TTL_SEARCH_MS: '200' } })
+    const first = await service.get('/api/search?keyword=music')
+    const cachedAt = performance.now()
+    assert.equal(node.callsTo('search').length, 1)
+    // From now on the node never answers a search: a caller that waited for it would fail.
+    node.setFault({ kind: 'hang' }, { method: 'search' })
+    await waitFor('the answer to go stale', () => performance.now() - cachedAt > 250)
+    const stale = await service.get('/api/search?keyword=music')
+    assert.equal(stale.status, 200)
+    assert.equal(stale.headers.get('etag'), first.headers.get('etag'))
+    assert.deepEqual(stale.body, first.body)
+    await waitFor('the background refresh to reach the node', () => node.callsTo('search').length === 2)
+    // One refresh at a time, however many callers see the stale answer.
+    assert.equal((await service.get('/api/search?keyword=music')).status, 200)
+    assert.equal(node.callsTo('search').length, 2)
+  })
+
   it('never keeps an error', async (t) => {
     const node = await startEmulator(t)
     const service = await startApp(t, { nodes: [node.url] })
