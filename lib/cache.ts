@@ -70,8 +70,8 @@ export class ResultCache {
     this.#clock = options.perf ?? performance
     this.#onLookup = options.onLookup
     // lru-cache as the store only, not its fetch(): one in-flight map serves cached and uncached
-    // methods alike; fetch() rejects the callers of a load whose key is deleted meanwhile (a new
-    // block, close) with its own "deleted"; and it gives each miss an AbortController.
+    // methods alike; fetch() rejects the callers of a load in flight with its own "deleted" when
+    // the cache is cleared (on close); and it gives each miss an AbortController.
     this.#lru = new LRUCache<string, Entry>({
       max: options.maxEntries,
       maxSize: options.maxBytes,
