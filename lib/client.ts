@@ -119,9 +119,8 @@ export class PocketNetProxyApi {
   async close (): Promise<void> {
     if (this.closed) return
     this.#lifetime.abort(new RpcClosedError('close'))
-    // Cleared only once the pool is closed: by then the calls in flight have failed with the
-    // close error, which is what their callers should see (clearing first rejects them with
-    // lru-cache's own "deleted").
+    // Cleared once the pool is closed: the calls in flight have failed with the close error by
+    // then, so none of them can store an answer after the clear.
     await this.#pool.close()
     this.#cache.clear()
   }
