@@ -11,6 +11,8 @@
  * - With `serveStale`, an answer past its time to live is still given, for as long again,
  *   while one refresh runs in the background: a popular key never makes its callers wait.
  * - A caller that gives up does not cancel the upstream call for the others.
+ * - A layer that keeps a rendering of an answer (an HTTP response) asks `reuse(value)` whether the
+ *   answer is still the fresh cached one before serving its rendering again.
  */
 import { LRUCache } from 'lru-cache'
 
@@ -48,7 +50,11 @@ export interface Loaded<T> {
 }
 
 interface Entry {
+  method: string
+  key: string
   loaded: Loaded<unknown>
+  /** Set when the store lets go of the entry (evicted, expired, replaced, dropped at a new block). */
+  dropped: boolean
   /** Until when (on the cache's clock) the answer is fresh; after that it is stale. */
   freshUntil: number
 }
@@ -61,6 +67,8 @@ export class ResultCache {
   /** Loads in flight, cached methods or not: identical calls join them. */
   readonly #inFlight = new Map<string, Promise<unknown>>()
   readonly #onLookup: CacheOptions['onLookup']
+  /** The entry of each cached answer object, for reuse(). */
+  readonly #entryOf = new WeakMap<object, Entry>()
   /** Counts new blocks, so that a load that began before one does not keep a tip answer after it. */
   #blocks = 0
 
@@ -80,6 +88,7 @@ export class ResultCache {
       // Read the clock on every lookup (it is cheap) rather than caching it for a tick.
       ttlResolution: 0,
       ...(options.perf ? { perf: options.perf } : {}),
+      dispose: entry => { entry.dropped = true },
     })
   }
 
@@ -113,6 +122,19 @@ export class ResultCache {
     return this.#load(method, key, load, ttl)
   }
 
+  /**
+   * Whether `value` (an answer this cache gave) is still the fresh cached answer of its call.
+   * If it is, this counts as a hit, as the call would have: the caller is about to serve it again.
+   */
+  reuse (value: object): boolean {
+    const entry = this.#entryOf.get(value)
+    if (entry === undefined || entry.dropped || this.#clock.now() >= entry.freshUntil) return false
+    // Keeps a popular answer at the young end of the LRU, as a call would.
+    this.#lru.get(entry.key)
+    this.#onLookup?.(entry.method, 'hit')
+    return true
+  }
+
   /** Drops the answers that follow the chain tip. */
   onNewBlock (): void {
     this.#blocks++
@@ -137,8 +159,9 @@ export class ResultCache {
     const blocks = this.#blocks
     const call = load().then(loaded => {
       if (ttl > 0 && (blocks === this.#blocks || !FOLLOWS_TIP.has(method))) {
-        const entry = { loaded, freshUntil: this.#clock.now() + ttl }
+        const entry: Entry = { method, key, loaded, dropped: false, freshUntil: this.#clock.now() + ttl }
         this.#lru.set(key, entry, { ttl: this.#serveStale ? 2 * ttl : ttl })
+        if (typeof loaded.value === 'object' && loaded.value !== null) this.#entryOf.set(loaded.value, entry)
       }
       return loaded.value
     }).finally(() => this.#inFlight.delete(key))

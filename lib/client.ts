@@ -110,6 +110,16 @@ export class PocketNetProxyApi {
     return this.#lifetime.signal.aborted
   }
 
+  /**
+   * Whether `answer`, a value a call of this client returned, is still that call's fresh cached
+   * answer: for a layer that keeps a rendering of it (an HTTP response) and serves that rendering
+   * again without calling. Counts as a cache hit when true. False once the answer expired, was
+   * evicted or dropped at a new block, or for an answer that was never cached.
+   */
+  isFreshAnswer (answer: object): boolean {
+    return !this.closed && this.#cache.reuse(answer)
+  }
+
   /** Cache entries and bytes, for metrics. */
   cacheStats (): { entries: number, bytes: number } {
     return { entries: this.#cache.size, bytes: this.#cache.bytes }

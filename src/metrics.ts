@@ -16,6 +16,11 @@ export interface Metrics {
   inFlight: { value: number }
   onAttempt (event: AttemptEvent): void
   onCacheLookup (method: string, outcome: CacheOutcome): void
+  /**
+   * What counts a GET of `route` that the fast path answered (fast-path.ts): like any request,
+   * and apart. Its series are looked up once, when the fast path records the route's answer.
+   */
+  fastAnswerCounter (route: string): (status: 200 | 304, seconds: number) => void
   /** Where the pool gauges read from at scrape time. */
   watchClient (peek: () => PocketNetProxyApi | undefined): void
 }
@@ -61,12 +66,17 @@ export function createMetrics (): Metrics {
       this.set(peek()?.bestHeight ?? 0)
     },
   })
+  const httpRequests = new CounterFamily('http_requests_total', 'HTTP requests by route pattern, method and status',
+    ['route', 'method', 'status'], registry)
+  const httpDuration = new HistogramFamily('http_request_duration_seconds', 'HTTP request duration by route pattern', ['route'],
+    [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5], registry)
+  const fastAnswers = new CounterFamily('http_fast_path_answers_total',
+    'Requests answered by the fast path (a fresh cached answer replayed before Fastify), by route pattern; also in http_requests_total',
+    ['route'], registry)
   return {
     registry,
-    httpRequests: new CounterFamily('http_requests_total', 'HTTP requests by route pattern, method and status',
-      ['route', 'method', 'status'], registry),
-    httpDuration: new HistogramFamily('http_request_duration_seconds', 'HTTP request duration by route pattern', ['route'],
-      [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5], registry),
+    httpRequests,
+    httpDuration,
     inFlight,
     onAttempt (event) {
       upstream.inc(event.node, event.method, event.outcome)
@@ -74,6 +84,17 @@ export function createMetrics (): Metrics {
     },
     onCacheLookup (method, outcome) {
       cache.inc(method, outcome)
+    },
+    fastAnswerCounter (route) {
+      const ok = httpRequests.series(route, 'GET', '200')
+      const notModified = httpRequests.series(route, 'GET', '304')
+      const duration = httpDuration.series(route)
+      const fast = fastAnswers.series(route)
+      return (status, seconds) => {
+        (status === 200 ? ok : notModified).value++
+        httpDuration.observe(duration, seconds)
+        fast.value++
+      }
     },
     watchClient (next) {
       peek = next

@@ -2,9 +2,11 @@
  * Sends `{message, data}` for a route's success. The client's answer cache hands back the same
  * `data` object on every hit, so the serialized body and its ETag are kept beside it (in a
  * WeakMap: they go when the cache drops the answer) and a cache hit serializes and hashes nothing.
+ * The reply is marked replayable: its body depends on `data` alone, so the fast path may answer
+ * repeats with it for as long as `data` is the fresh cached answer.
  */
-import { createHash } from 'node:crypto'
 import type { FastifyReply } from 'fastify'
+import { etagOf } from './etag.js'
 
 interface Serialized {
   message: string
@@ -13,22 +15,36 @@ interface Serialized {
   etag: string
 }
 
+/** What the fast path needs to replay a success (plugins/app/fast-path.ts). */
+export interface Replayable {
+  answer: object
+  body: Buffer
+  etag: string
+}
+
+declare module 'fastify' {
+  interface FastifyReply {
+    /** Set by sendSuccess; null for every other answer. */
+    replayable: Replayable | null
+  }
+}
+
 const serialized = new WeakMap<object, Serialized>()
 // Small bodies cost less to serialize again than to keep: each kept one is an object that
 // lives as long as the cache entry and then burdens the old-generation GC.
 const KEEP_FROM_BYTES = 2048
 
-/** A weak validator: equal bodies, equal tags. */
-export function etagOf (body: string | Buffer): string {
-  return `W/"${createHash('sha1').update(body).digest('base64url')}"`
-}
-
-export function sendSuccess (reply: FastifyReply, message: string, data: object): FastifyReply {
+/**
+ * @param answer the cached answer `data` comes from, when `data` is a part of it (a profile
+ *   picked from the node's list): the fast path asks the cache about this object.
+ */
+export function sendSuccess (reply: FastifyReply, message: string, data: object, answer: object = data): FastifyReply {
   let entry = serialized.get(data)
   if (entry === undefined || entry.message !== message) {
     const body = Buffer.from(JSON.stringify({ message, data }))
     entry = { message, body, etag: etagOf(body) }
     if (body.length >= KEEP_FROM_BYTES) serialized.set(data, entry)
   }
+  reply.replayable = { answer, body: entry.body, etag: entry.etag }
   return reply.header('etag', entry.etag).type('application/json; charset=utf-8').send(entry.body)
 }

@@ -160,4 +160,60 @@ describe('ResultCache', () => {
     clock.advance(1001)
     assert.equal(await cache.get('search', 'k', counter('v2')), 'v2')
   })
+
+  describe('reuse(answer), for a layer that keeps a rendering of an answer', () => {
+    it('is true while the answer is the fresh cached one, and counts a hit', async () => {
+      const clock = fakeClock()
+      const outcomes: CacheOutcome[] = []
+      const cache = new ResultCache({ ttlMs: { search: 1000 }, maxEntries: 100, maxBytes: 10_000, perf: clock.perf, onLookup: (_m, outcome) => outcomes.push(outcome) })
+      const answer = await cache.get('search', ResultCache.key('search', ['a']), counter({ results: [] }))
+      assert.equal(cache.reuse(answer), true)
+      clock.advance(999)
+      assert.equal(cache.reuse(answer), true)
+      assert.deepEqual(outcomes, ['miss', 'hit', 'hit'])
+      clock.advance(1)
+      assert.equal(cache.reuse(answer), false, 'past its time to live')
+      assert.deepEqual(outcomes, ['miss', 'hit', 'hit'])
+    })
+
+    it('is false once the answer is stale, even while stale answers are still served', async () => {
+      const clock = fakeClock()
+      const cache = new ResultCache({ ttlMs: { search: 1000 }, maxEntries: 100, maxBytes: 10_000, serveStale: true, perf: clock.perf })
+      const key = ResultCache.key('search', ['a'])
+      const answer = await cache.get('search', key, counter({ results: [] }))
+      clock.advance(1500)
+      assert.equal(cache.reuse(answer), false)
+      // The refresh replaces the answer: the old one is never fresh again.
+      const refresh = counter({ results: ['new'] })
+      assert.equal(await cache.get('search', key, refresh), answer, 'stale answer served while refreshing')
+      await new Promise(resolve => setImmediate(resolve))
+      assert.equal(refresh.calls, 1)
+      const renewed = await cache.get('search', key, refresh)
+      assert.notEqual(renewed, answer)
+      assert.equal(cache.reuse(renewed), true)
+      assert.equal(cache.reuse(answer), false)
+    })
+
+    it('is false once the answer is dropped: new block (tip methods), eviction, clear', async () => {
+      const cache = new ResultCache({ ttlMs: { getnodeinfo: 60_000, search: 60_000 }, maxEntries: 2, maxBytes: 10_000 })
+      const tip = await cache.get('getnodeinfo', ResultCache.key('getnodeinfo', []), counter({ height: 1 }))
+      const found = await cache.get('search', ResultCache.key('search', ['a']), counter({ results: [] }))
+      cache.onNewBlock()
+      assert.equal(cache.reuse(tip), false, 'getnodeinfo follows the tip')
+      assert.equal(cache.reuse(found), true, 'search does not')
+      await cache.get('search', ResultCache.key('search', ['b']), counter({ results: [] }))
+      await cache.get('search', ResultCache.key('search', ['c']), counter({ results: [] }))
+      assert.equal(cache.reuse(found), false, 'evicted by two newer entries')
+      const last = await cache.get('search', ResultCache.key('search', ['d']), counter({ results: [] }))
+      cache.clear()
+      assert.equal(cache.reuse(last), false)
+    })
+
+    it('is false for answers it never kept: uncached methods, other objects', async () => {
+      const cache = new ResultCache({ ttlMs: { search: 0 }, maxEntries: 100, maxBytes: 10_000 })
+      const answer = await cache.get('search', ResultCache.key('search', ['a']), counter({ results: [] }))
+      assert.equal(cache.reuse(answer), false)
+      assert.equal(cache.reuse({}), false)
+    })
+  })
 })

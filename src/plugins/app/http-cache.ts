@@ -6,7 +6,7 @@
  * `no-store`, so that a browser never keeps an error.
  */
 import fp from 'fastify-plugin'
-import { etagOf } from '../../success-envelope.js'
+import { etagOf, ifNoneMatchHas } from '../../etag.js'
 
 export interface HttpCacheOptions {
   /** Max-age per route URL pattern (as registered, e.g. `/api/user/:address`), in milliseconds; 0 means no-cache. */
@@ -39,10 +39,10 @@ export default fp<HttpCacheOptions>(async (app, { maxAgeMs, staleWhileRevalidate
     const etag = (reply.getHeader('etag') as string | undefined) ?? etagOf(payload)
     reply.header('cache-control', policy)
     reply.header('etag', etag)
-    const ifNoneMatch = request.headers['if-none-match']
-    if (ifNoneMatch !== undefined && ifNoneMatch.split(',').some(tag => tag.trim() === etag || tag.trim() === '*')) {
+    if (ifNoneMatchHas(request.headers['if-none-match'], etag)) {
       reply.code(304)
-      done(null, '')
+      // No payload, so no Content-Length: a 304 may only repeat the 200's, or leave it out.
+      done(null, null)
       return
     }
     done(null, payload)

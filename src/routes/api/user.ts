@@ -11,7 +11,7 @@ const userRoute: FastifyPluginAsyncTypebox = async (app) => {
     const profiles = await api.rpc.getuserprofile({ address, shortForm: 'basic' })
     const data = profiles.find(profile => profile.address === address)
     if (data === undefined) throw new HttpError(404, 'User profile not found', `No Pocketnet account has the address ${address}`)
-    return sendSuccess(reply, 'User profile retrieved successfully', data)
+    return sendSuccess(reply, 'User profile retrieved successfully', data, profiles)
   }))
 }
 

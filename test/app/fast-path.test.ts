@@ -1,0 +1,138 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { startApp, type TestApp } from '../helpers/build-app.js'
+import { startEmulator } from '../helpers/start-emulator.js'
+import { waitFor } from '../helpers/wait-for.js'
+
+/** Headers that are made anew for every request; all others must be the same from either path. */
+const PER_REQUEST = new Set(['x-request-id', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'date', 'connection', 'keep-alive'])
+
+function stableHeaders (headers: Headers): Record<string, string> {
+  return Object.fromEntries([...headers].filter(([name]) => !PER_REQUEST.has(name)).sort(([a], [b]) => a.localeCompare(b)))
+}
+
+async function fastAnswers (service: TestApp, route: string): Promise<number> {
+  const { body } = await service.get('/metrics')
+  const line = String(body).split('\n').find(row => row.startsWith(`http_fast_path_answers_total{route="${route}"}`))
+  return line === undefined ? 0 : Number(line.split(' ').at(-1))
+}
+
+async function requestsCounted (service: TestApp, route: string, status: number): Promise<number> {
+  const { body } = await service.get('/metrics')
+  const line = String(body).split('\n').find(row => row.startsWith(`http_requests_total{route="${route}",method="GET",status="${status}"}`))
+  return line === undefined ? 0 : Number(line.split(' ').at(-1))
+}
+
+describe('the fast path', () => {
+  it('answers a repeat with the very body and headers Fastify sent, without calling the node', async (t) => {
+    const node = await startEmulator(t)
+    const service = await startApp(t, { nodes: [node.url] })
+    const user = node.dataset.users[0] as { address: string }
+    for (const [path, route, method] of [
+      ['/api/search?keyword=bitcoin&pageSize=5', '/api/search', 'search'],
+      [`/api/user/${user.address}`, '/api/user/:address', 'getuserprofile'],
+      ['/api/nodeinfo', '/api/nodeinfo', 'getnodeinfo'],
+    ] as const) {
+      const calls = node.callsTo(method).length
+      const first = await fetch(service.url + path)
+      const firstBody = await first.text()
+      assert.equal(await fastAnswers(service, route), 0, `${path}: Fastify answers the first request`)
+      const repeat = await fetch(service.url + path, { headers: { 'x-request-id': 'repeat-1' } })
+      assert.equal(repeat.status, 200)
+      assert.equal(await repeat.text(), firstBody, path)
+      assert.deepEqual(stableHeaders(repeat.headers), stableHeaders(first.headers), path)
+      assert.equal(repeat.headers.get('x-request-id'), 'repeat-1', 'a plain client request id is kept')
+      assert.match(first.headers.get('x-request-id') ?? '', /^[0-9a-f-]{36}$/)
+      assert.equal(await fastAnswers(service, route), 1, path)
+      assert.equal(node.callsTo(method).length - calls <= 1, true, `${path}: at most the first request reached the node`)
+    }
+    // Counted like every request, and the cache hit too.
+    assert.equal(await requestsCounted(service, '/api/search', 200), 2)
+    const metrics = String((await service.get('/metrics')).body)
+    assert.match(metrics, /pocketnet_cache_lookups_total\{method="search",outcome="hit"\} 1/)
+  })
+
+  it('answers If-None-Match with the same 304 as Fastify', async (t) => {
+    const node = await startEmulator(t)
+    const service = await startApp(t, { nodes: [node.url] })
+    const first = await fetch(`${service.url}/api/search?keyword=bitcoin&page=0`)
+    await first.arrayBuffer()
+    const etag = first.headers.get('etag') as string
+    // The same answer under another spelling of the URL: Fastify answers it (the fast path
+    // keys on the URL as sent), then the fast path the repeat.
+    const fromFastify = await fetch(`${service.url}/api/search?page=0&keyword=bitcoin`, { headers: { 'if-none-match': etag } })
+    const fromFastPath = await fetch(`${service.url}/api/search?keyword=bitcoin&page=0`, { headers: { 'if-none-match': `"other", ${etag}` } })
+    assert.equal(fromFastify.status, 304)
+    assert.equal(fromFastPath.status, 304)
+    assert.equal(await fromFastPath.text(), '')
+    assert.deepEqual(stableHeaders(fromFastPath.headers), stableHeaders(fromFastify.headers))
+    assert.equal(await fastAnswers(service, '/api/search'), 1)
+    assert.equal(await requestsCounted(service, '/api/search', 304), 2)
+  })
+
+  it('counts each request once in the rate limit, and leaves the 429 to Fastify', async (t) => {
+    const node = await startEmulator(t)
+    const service = await startApp(t, { nodes: [node.url], env: { RATE_LIMIT_MAX: '3', RATE_LIMIT_WINDOW: '1 minute' } })
+    const remaining: Array<string | null> = []
+    for (let i = 0; i < 3; i++) {
+      const { status, headers } = await service.get('/api/search?keyword=bitcoin')
+      assert.equal(status, 200)
+      assert.equal(headers.get('x-ratelimit-limit'), '3')
+      remaining.push(headers.get('x-ratelimit-remaining'))
+    }
+    assert.deepEqual(remaining, ['2', '1', '0'])
+    assert.equal(await fastAnswers(service, '/api/search'), 2)
+    const limited = await service.get('/api/search?keyword=bitcoin')
+    assert.equal(limited.status, 429)
+    assert.equal(limited.body.message, 'Too many requests')
+    assert.ok(Number(limited.headers.get('retry-after')) > 0)
+    assert.equal(await fastAnswers(service, '/api/search'), 2)
+  })
+
+  it('stops replaying once the answer is no longer fresh: a new block ends a tip answer', async (t) => {
+    const node = await startEmulator(t)
+    const service = await startApp(t, { nodes: [node.url], env: { POCKETNET_PROBE_INTERVAL_MS: '100' } })
+    const client = await service.app.pocketnet.get()
+    const before = await service.get('/api/nodeinfo')
+    assert.equal((await service.get('/api/nodeinfo')).body.data.lastblock.height, before.body.data.lastblock.height)
+    assert.equal(await fastAnswers(service, '/api/nodeinfo'), 1)
+    node.mineBlock()
+    await waitFor('the probe to see the new block', () => client.bestHeight === node.height)
+    const after = await service.get('/api/nodeinfo')
+    assert.equal(after.body.data.lastblock.height, before.body.data.lastblock.height + 1)
+    assert.notEqual(after.headers.get('etag'), before.headers.get('etag'))
+    assert.equal(await fastAnswers(service, '/api/nodeinfo'), 1, 'Fastify answered the new block')
+    assert.equal((await service.get('/api/nodeinfo')).body.data.lastblock.height, node.height)
+    assert.equal(await fastAnswers(service, '/api/nodeinfo'), 2, 'and the new answer is replayed')
+  })
+
+  it('replays per Origin when CORS answers vary by it', async (t) => {
+    const node = await startEmulator(t)
+    const service = await startApp(t, { nodes: [node.url], env: { CORS_ORIGINS: 'https://a.example,https://b.example' } })
+    const as = (origin: string) => service.get('/api/search?keyword=bitcoin', { headers: { origin } })
+    assert.equal((await as('https://a.example')).headers.get('access-control-allow-origin'), 'https://a.example')
+    assert.equal((await as('https://a.example')).headers.get('access-control-allow-origin'), 'https://a.example')
+    assert.equal(await fastAnswers(service, '/api/search'), 1)
+    assert.equal((await as('https://b.example')).headers.get('access-control-allow-origin'), 'https://b.example')
+    assert.equal((await as('https://evil.example')).headers.get('access-control-allow-origin'), null)
+    assert.equal((await service.get('/api/search?keyword=bitcoin')).headers.get('access-control-allow-origin'), null)
+  })
+
+  it('never replays errors, HEAD requests, or anything while successes are logged', async (t) => {
+    const node = await startEmulator(t)
+    const service = await startApp(t, { nodes: [node.url] })
+    for (let i = 0; i < 2; i++) {
+      assert.equal((await service.get('/api/user/P8bbRWJknHBXJRBTDSS88uQJSFvX67iN88')).status, 404)
+      assert.equal((await service.get('/api/search?keyword=')).status, 400)
+      assert.equal((await fetch(`${service.url}/api/search?keyword=bitcoin`, { method: 'HEAD' })).status, 200)
+    }
+    assert.equal(await fastAnswers(service, '/api/user/:address'), 0)
+    assert.equal(await fastAnswers(service, '/api/search'), 0)
+
+    const lines: string[] = []
+    const logged = await startApp(t, { nodes: [node.url], env: { LOG_LEVEL: 'debug' }, logStream: { write: line => { lines.push(line) } } })
+    for (let i = 0; i < 3; i++) assert.equal((await logged.get('/api/search?keyword=bitcoin')).status, 200)
+    assert.equal(await fastAnswers(logged, '/api/search'), 0)
+    assert.equal(lines.filter(line => line.includes('"route":"/api/search"') && line.includes('request completed')).length, 3)
+  })
+})
