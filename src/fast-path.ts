@@ -79,9 +79,7 @@ export class FastPath {
     const url = request.url as string
     const recording = this.#recordings.get(url)
     if (recording === undefined) return false
-    for (const [name, value] of recording.vary) {
-      if (request.headers[name] !== value) return false
-    }
+    if (recording.vary.length > 0 && !recording.vary.every(([name, value]) => request.headers[name] === value)) return false
     const started = performance.now()
     const { limiter, clientAddress } = this.#options
     const decision = limiter.decide(request, clientAddress(request))

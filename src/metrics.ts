@@ -37,6 +37,7 @@ export function createMetrics (): Metrics {
   const cache = new CounterFamily('pocketnet_cache_lookups_total',
     'Answer cache lookups by method and outcome (hit, stale: answered while a refresh runs, miss, shared: joined a call in flight)',
     ['method', 'outcome'], registry)
+  const cacheSeries = new Map<string, Record<CacheOutcome, { value: number }>>()
   const inFlight = { value: 0 }
   let peek: () => PocketNetProxyApi | undefined = () => undefined
   // eslint-disable-next-line no-new -- registered by the constructor; read at scrape time
@@ -83,7 +84,13 @@ export function createMetrics (): Metrics {
       upstreamDuration.observe(upstreamDuration.series(event.method), event.durationMs / 1000)
     },
     onCacheLookup (method, outcome) {
-      cache.inc(method, outcome)
+      // Once per request on a cache hit: the series are looked up once per method.
+      let series = cacheSeries.get(method)
+      if (series === undefined) {
+        series = { hit: cache.series(method, 'hit'), stale: cache.series(method, 'stale'), miss: cache.series(method, 'miss'), shared: cache.series(method, 'shared') }
+        cacheSeries.set(method, series)
+      }
+      series[outcome].value++
     },
     fastAnswerCounter (route) {
       const ok = httpRequests.series(route, 'GET', '200')
