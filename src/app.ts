@@ -115,6 +115,7 @@ export async function buildApp (config: AppConfig, overrides: AppOverrides = {})
 
   // Successes are logged at debug (below): at that level every request must go through Fastify.
   fastPath.enabled = app.log.level !== 'debug' && app.log.level !== 'trace'
+  fastPath.onError = err => app.log.error({ err }, 'fast path failed; Fastify answers instead')
 
   // Hooks on every request: callback style, which costs less than an async function's promise.
   app.addHook('onRequest', (request, _reply, done) => {

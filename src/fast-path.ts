@@ -55,6 +55,8 @@ export interface FastPathOptions {
 export class FastPath {
   /** Off while successes are logged: each must go through Fastify. */
   enabled = true
+  /** Where an unexpected failure of serve() is reported (the app's log). */
+  onError: (err: unknown) => void = () => {}
   readonly #recordings: LRUCache<string, Recording>
   readonly #options: FastPathOptions
   readonly #limit: string
@@ -83,14 +85,12 @@ export class FastPath {
     const started = performance.now()
     const { limiter, clientAddress } = this.#options
     const decision = limiter.decide(request, clientAddress(request))
-    if (!decision.allowed) {
-      RateLimiter.remember(request, decision)
-      return false
-    }
+    // Counted here: should Fastify answer after all, it reads this decision rather than count again.
+    RateLimiter.remember(request, decision)
+    if (!decision.allowed) return false
     const answer = recording.answer.deref()
     if (answer === undefined || !this.#options.isFreshAnswer(answer)) {
       this.#recordings.delete(url)
-      RateLimiter.remember(request, decision)
       return false
     }
     const headers = [

@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
+import { createSharedInstance } from '../../lib/index.js'
+import { FastPath, type Recording } from '../../src/fast-path.js'
+import { RateLimiter } from '../../src/rate-limiter.js'
 import { startApp, type TestApp } from '../helpers/build-app.js'
 import { startEmulator } from '../helpers/start-emulator.js'
 import { waitFor } from '../helpers/wait-for.js'
@@ -134,5 +137,33 @@ describe('the fast path', () => {
     for (let i = 0; i < 3; i++) assert.equal((await logged.get('/api/search?keyword=bitcoin')).status, 200)
     assert.equal(await fastAnswers(logged, '/api/search'), 0)
     assert.equal(lines.filter(line => line.includes('"route":"/api/search"') && line.includes('request completed')).length, 3)
+  })
+
+  it('hands the request to Fastify when it fails, and logs why', async (t) => {
+    const node = await startEmulator(t)
+    const shared = createSharedInstance({ nodes: [node.url] })
+    // A client whose freshness check breaks: the fast path fails after counting the request.
+    const client = { ...shared, peek: () => { const api = shared.peek(); return api && Object.assign(Object.create(api), { isFreshAnswer: () => { throw new Error('broken check') } }) } }
+    const lines: string[] = []
+    const service = await startApp(t, { nodes: [node.url], client, logStream: { write: line => { lines.push(line) } }, env: { LOG_LEVEL: 'error' } })
+    const first = await service.get('/api/search?keyword=bitcoin')
+    const again = await service.get('/api/search?keyword=bitcoin')
+    assert.equal(again.status, 200)
+    assert.deepEqual(again.body, first.body)
+    assert.equal(again.headers.get('x-ratelimit-remaining'), '298', 'counted once')
+    assert.equal(await fastAnswers(service, '/api/search'), 0)
+    assert.ok(lines.some(line => line.includes('fast path failed') && line.includes('broken check')))
+  })
+
+  it('keeps recordings bounded by count and by body bytes', () => {
+    const fastPath = new FastPath({ maxEntries: 2, maxBytes: 100, isFreshAnswer: () => true, limiter: new RateLimiter(10, 1000), clientAddress: () => 'a', requestId: () => 'id' })
+    const recording = (bytes: number): Recording => ({ count: () => {}, answer: new WeakRef({}), body: Buffer.alloc(bytes), etag: 'W/"x"', headers: [], vary: [] })
+    for (const url of ['/a', '/b', '/c']) fastPath.record(url, recording(10))
+    assert.equal(fastPath.size, 2)
+    fastPath.record('/big', recording(101))
+    assert.equal(fastPath.size, 2, 'a body above the byte bound is not kept')
+    fastPath.record('/d', recording(60))
+    fastPath.record('/e', recording(60))
+    assert.equal(fastPath.size, 1, 'two 60-byte bodies exceed 100 bytes')
   })
 })

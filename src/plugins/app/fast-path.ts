@@ -3,7 +3,7 @@
  * plugin that, after Fastify sent a replayable success, records it — body, and every header that
  * does not change per request — for the URL it answered.
  */
-import { createServer, type RequestListener, type Server, type ServerOptions } from 'node:http'
+import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerOptions, type ServerResponse } from 'node:http'
 import fp from 'fastify-plugin'
 import { PER_REQUEST_HEADERS, type FastPath, type Recording } from '../../fast-path.js'
 
@@ -50,6 +50,18 @@ export default fp<FastPathPluginOptions>(async (app, { fastPath, counterOf }) =>
   })
 }, { name: 'fast-path' })
 
+/** The fast path must never take the process down: on a failure Fastify answers, or the connection ends. */
+function serveSafely (fastPath: FastPath, request: IncomingMessage, response: ServerResponse): boolean {
+  try {
+    return fastPath.serve(request, response)
+  } catch (err) {
+    fastPath.onError(err)
+    if (!response.headersSent) return false
+    response.destroy()
+    return true
+  }
+}
+
 interface ServerSettings {
   http?: ServerOptions
   keepAliveTimeout: number
@@ -67,7 +79,7 @@ export function serverWithFastPath (fastPath: FastPath) {
     const settings = options as unknown as ServerSettings
     const server = createServer(settings.http ?? {}, (request, response) => {
       // While shutting down, Fastify answers everything: its answers close keep-alive connections.
-      if (!server.listening || !fastPath.serve(request, response)) fastify(request, response)
+      if (!server.listening || !serveSafely(fastPath, request, response)) fastify(request, response)
     })
     server.keepAliveTimeout = settings.keepAliveTimeout
     server.requestTimeout = settings.requestTimeout
