@@ -100,17 +100,16 @@ export class FastPath {
       'x-ratelimit-remaining', String(decision.remaining),
       'x-ratelimit-reset', String(decision.resetSeconds),
     ]
-    const notModified = ifNoneMatchHas(request.headers['if-none-match'], recording.etag)
-    const status = notModified ? 304 : 200
-    if (notModified) {
+    if (ifNoneMatchHas(request.headers['if-none-match'], recording.etag)) {
       response.writeHead(304, headers)
       response.end()
+      recording.count(304, (performance.now() - started) / 1000)
     } else {
       headers.push('content-length', String(recording.body.length))
       response.writeHead(200, headers)
       response.end(recording.body)
+      recording.count(200, (performance.now() - started) / 1000)
     }
-    recording.count(status, (performance.now() - started) / 1000)
     return true
   }
 }

@@ -23,7 +23,7 @@ export default fp<FastPathPluginOptions>(async (app, { fastPath, counterOf }) =>
   }
   app.addHook('onResponse', (request, reply, done) => {
     const replayable = reply.replayable
-    if (replayable === null || reply.statusCode !== 200 || request.method !== 'GET') {
+    if (replayable === null || !fastPath.enabled || reply.statusCode !== 200 || request.method !== 'GET') {
       done()
       return
     }
