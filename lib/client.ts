@@ -3,7 +3,6 @@
  * A call validates its params, encodes them per node (see methods/method-spec.ts), and
  * fails over between nodes within one deadline (see node-pool.ts).
  */
-import { setMaxListeners } from 'node:events'
 import { ResultCache } from './cache.js'
 import { RpcClosedError } from './errors.js'
 import { getnodeinfo, type NodeInfo } from './methods/getnodeinfo.js'
@@ -48,7 +47,7 @@ export class PocketNetProxyApi {
   readonly #options: ResolvedOptions
   readonly #pool: NodePool
   readonly #cache: ResultCache
-  readonly #lifetime = new AbortController()
+  #closed = false
 
   /**
    * Creates a client and waits until at least one node answered `getnodeinfo`.
@@ -70,8 +69,6 @@ export class PocketNetProxyApi {
 
   private constructor (options: ResolvedOptions) {
     this.#options = options
-    // Every call in flight listens for the client's close: many at once is normal, not a leak.
-    setMaxListeners(0, this.#lifetime.signal)
     this.#cache = new ResultCache({ ...options.cache, onLookup: options.onCacheLookup })
     this.#pool = new NodePool({ ...options, onNewBlock: () => this.#cache.onNewBlock() })
     this.rpc = {
@@ -89,8 +86,8 @@ export class PocketNetProxyApi {
    */
   async callRaw (method: string, params: unknown[] = [], options: CallOptions = {}): Promise<unknown> {
     this.#assertOpen(method)
-    const load = () => this.#pool.run(method, async (node, timeoutMs, controller) => {
-      const answer = await node.transport.post(method, params, { timeoutMs, controller })
+    const load = () => this.#pool.run(method, async (node, timeoutMs, cancel) => {
+      const answer = await node.transport.post(method, params, { timeoutMs, cancel })
       return { value: answer.result, bytes: answer.bytes }
     }, this.#runOptions())
     return untilAborted(this.#cache.get(method, ResultCache.key(method, params), load), options.signal)
@@ -107,7 +104,7 @@ export class PocketNetProxyApi {
   }
 
   get closed (): boolean {
-    return this.#lifetime.signal.aborted
+    return this.#closed
   }
 
   /**
@@ -127,19 +124,19 @@ export class PocketNetProxyApi {
 
   /** Aborts calls in flight and closes every connection. Idempotent. */
   async close (): Promise<void> {
-    if (this.closed) return
-    this.#lifetime.abort(new RpcClosedError('close'))
+    if (this.#closed) return
+    this.#closed = true
     // Cleared once the pool is closed: the calls in flight have failed with the close error by
     // then, so none of them can store an answer after the clear.
-    await this.#pool.close()
+    await this.#pool.close(new RpcClosedError('close'))
     this.#cache.clear()
   }
 
   async #call<P, R> (spec: MethodSpec<P, R>, params: P, options: CallOptions = {}): Promise<R> {
     this.#assertOpen(spec.name)
     const wire = spec.toWire(params)
-    const load = () => this.#pool.run(spec.name, async (node, timeoutMs, controller) => {
-      const answer = await node.transport.post(spec.name, encodeParams(spec.slots, wire, node.health.version), { timeoutMs, controller })
+    const load = () => this.#pool.run(spec.name, async (node, timeoutMs, cancel) => {
+      const answer = await node.transport.post(spec.name, encodeParams(spec.slots, wire, node.health.version), { timeoutMs, cancel })
       const value = spec.fromWire(answer.result, params, wire)
       // A caller's getnodeinfo tells the pool about new blocks as well as its probes do.
       if (spec === getnodeinfo as unknown) this.#pool.noteNodeInfo(node, value as NodeInfo)
@@ -155,7 +152,7 @@ export class PocketNetProxyApi {
   }
 
   #runOptions () {
-    return { deadlineMs: this.#options.deadlineMs, attemptTimeoutMs: this.#options.attemptTimeoutMs, signal: this.#lifetime.signal }
+    return { deadlineMs: this.#options.deadlineMs, attemptTimeoutMs: this.#options.attemptTimeoutMs }
   }
 }
 

@@ -14,7 +14,8 @@
  * - Hedging: when an attempt has not answered after the observed p95 latency (100 ms–1 s), the
  *   call is also sent to a second node; the first success wins and the other is aborted.
  */
-import { RpcNodeError, RpcTimeoutError, RpcUnavailableError, isRpcClientError, type RpcClientError } from './errors.js'
+import { Cancel } from './cancel.js'
+import { RpcClosedError, RpcNodeError, RpcTimeoutError, RpcUnavailableError, isRpcClientError, type RpcClientError } from './errors.js'
 import { getnodeinfo, type NodeInfo } from './methods/getnodeinfo.js'
 import { DEFAULT_HEALTH_POLICY, LatencyWindow, NodeHealth, type CircuitState } from './node-health.js'
 import { NodeTransport } from './transport.js'
@@ -63,11 +64,10 @@ export interface PoolOptions {
 export interface RunOptions {
   deadlineMs: number
   attemptTimeoutMs: number
-  signal?: AbortSignal | undefined
 }
 
-/** One try on one node; `controller` is the attempt's own (see transport.ts PostOptions). */
-export type Attempt<T> = (node: PoolNode, timeoutMs: number, controller: AbortController) => Promise<T>
+/** One try on one node; `cancel` is the attempt's own (see transport.ts PostOptions). */
+export type Attempt<T> = (node: PoolNode, timeoutMs: number, cancel: Cancel) => Promise<T>
 
 export interface PoolNode {
   readonly transport: NodeTransport
@@ -87,7 +87,9 @@ export class NodePool {
   readonly #clock: () => number
   readonly #latency = new LatencyWindow()
   readonly #retryTimers = new Map<PoolNode, NodeJS.Timeout>()
-  readonly #lifetime = new AbortController()
+  /** What ends each call and probe in flight when the pool closes. */
+  readonly #onClose = new Set<(reason: unknown) => void>()
+  #closed = false
   #probeTimer: NodeJS.Timeout | undefined
   #bestHeight: number | undefined
 
@@ -138,7 +140,7 @@ export class NodePool {
   run<T> (method: string, attempt: Attempt<T>, options: RunOptions): Promise<T> {
     const deadline = this.#clock() + options.deadlineMs
     const tried = new Set<PoolNode>()
-    const running = new Map<PoolNode, AbortController>()
+    const running = new Map<PoolNode, Cancel>()
     const failures: RpcClientError[] = []
     let hedgeTimer: NodeJS.Timeout | undefined
     let settled = false
@@ -149,13 +151,16 @@ export class NodePool {
         if (settled) return
         settled = true
         clearTimeout(hedgeTimer)
-        options.signal?.removeEventListener('abort', onAbort)
-        for (const controller of running.values()) controller.abort(CALL_SETTLED)
+        this.#onClose.delete(finish)
+        for (const cancel of running.values()) cancel.cancel(CALL_SETTLED)
         if (err === undefined) resolve(value as T)
         else reject(err)
       }
-      const onAbort = (): void => finish(options.signal?.reason)
-      options.signal?.addEventListener('abort', onAbort, { once: true })
+      if (this.#closed) {
+        reject(new RpcClosedError(method))
+        return
+      }
+      this.#onClose.add(finish)
 
       const launch = (hedge: boolean): boolean => {
         const remaining = Math.floor(deadline - this.#clock())
@@ -163,8 +168,8 @@ export class NodePool {
         if (node === undefined) return false
         tried.add(node)
         const timeoutMs = Math.min(options.attemptTimeoutMs, remaining)
-        const controller = new AbortController()
-        running.set(node, controller)
+        const cancel = new Cancel()
+        running.set(node, cancel)
         node.health.inFlight++
         const started = this.#clock()
         const done = (outcome: AttemptOutcome): number => {
@@ -174,12 +179,12 @@ export class NodePool {
           this.#options.onAttempt?.({ node: node.transport.name, method, outcome, durationMs, hedge })
           return durationMs
         }
-        attempt(node, timeoutMs, controller).then(value => {
+        attempt(node, timeoutMs, cancel).then(value => {
           this.#recordSuccess(node, done('ok'))
           succeeded = true
           finish(undefined, value)
         }, (err: unknown) => {
-          if (controller.signal.reason === CALL_SETTLED) {
+          if (cancel.reason === CALL_SETTLED) {
             const elapsed = done('cancelled')
             if (succeeded) node.health.recordOvertaken(elapsed)
             return
@@ -244,8 +249,11 @@ export class NodePool {
     })
   }
 
-  async close (): Promise<void> {
-    this.#lifetime.abort()
+  /** Ends every call and probe in flight with `reason`, then closes every connection. */
+  async close (reason: unknown = new RpcClosedError('close')): Promise<void> {
+    this.#closed = true
+    for (const end of this.#onClose) end(reason)
+    this.#onClose.clear()
     clearTimeout(this.#probeTimer)
     for (const timer of this.#retryTimers.values()) clearTimeout(timer)
     this.#retryTimers.clear()
@@ -292,19 +300,18 @@ export class NodePool {
 
   async #probe (node: PoolNode, timeoutMs: number): Promise<void> {
     const started = this.#clock()
-    // Probes are rare: a controller each, aborted when the pool closes.
-    const controller = new AbortController()
-    const abort = (): void => controller.abort(this.#lifetime.signal.reason)
-    this.#lifetime.signal.addEventListener('abort', abort, { once: true })
+    const cancel = new Cancel()
+    const end = (reason: unknown): void => cancel.cancel(reason)
+    this.#onClose.add(end)
     try {
-      const answer = await node.transport.post('getnodeinfo', [], { timeoutMs, controller })
+      const answer = await node.transport.post('getnodeinfo', [], { timeoutMs, cancel })
       this.noteNodeInfo(node, getnodeinfo.fromWire(answer.result, undefined, {}))
       this.#recordSuccess(node, this.#clock() - started)
     } catch (err) {
-      if (!this.#lifetime.signal.aborted && err instanceof Error) this.#recordFailure(node, err)
+      if (!this.#closed && err instanceof Error) this.#recordFailure(node, err)
       throw err
     } finally {
-      this.#lifetime.signal.removeEventListener('abort', abort)
+      this.#onClose.delete(end)
     }
   }
 
@@ -322,7 +329,7 @@ export class NodePool {
 
   /** An open circuit is probed once its cooldown ends (half-open); the probe closes or reopens it. */
   #scheduleRetry (node: PoolNode): void {
-    if (this.#lifetime.signal.aborted || this.#retryTimers.has(node)) return
+    if (this.#closed || this.#retryTimers.has(node)) return
     const timer = setTimeout(() => {
       this.#retryTimers.delete(node)
       if (node.health.circuit !== 'open') return
