@@ -9,7 +9,7 @@ import { getnodeinfo, type NodeInfo } from './methods/getnodeinfo.js'
 import { getuserprofile, type GetUserProfileParams, type UserProfile } from './methods/getuserprofile.js'
 import { encodeParams, type MethodSpec } from './methods/method-spec.js'
 import { search, type SearchParams, type SearchResult, type SearchType } from './methods/search.js'
-import { NodePool, type NodeSnapshot } from './node-pool.js'
+import { NodePool, type NodeSnapshot, type RunOptions } from './node-pool.js'
 import { resolveOptions, type ClientOptions, type ResolvedOptions } from './options.js'
 
 export interface CallOptions {
@@ -47,6 +47,7 @@ export class PocketNetProxyApi {
   readonly #options: ResolvedOptions
   readonly #pool: NodePool
   readonly #cache: ResultCache
+  readonly #runOptions: RunOptions
   #closed = false
 
   /**
@@ -69,6 +70,7 @@ export class PocketNetProxyApi {
 
   private constructor (options: ResolvedOptions) {
     this.#options = options
+    this.#runOptions = { deadlineMs: options.deadlineMs, attemptTimeoutMs: options.attemptTimeoutMs }
     this.#cache = new ResultCache({ ...options.cache, onLookup: options.onCacheLookup })
     this.#pool = new NodePool({ ...options, onNewBlock: () => this.#cache.onNewBlock() })
     this.rpc = {
@@ -89,7 +91,7 @@ export class PocketNetProxyApi {
     const load = () => this.#pool.run(method, async (node, timeoutMs, cancel) => {
       const answer = await node.transport.post(method, params, { timeoutMs, cancel })
       return { value: answer.result, bytes: answer.bytes }
-    }, this.#runOptions())
+    }, this.#runOptions)
     return untilAborted(this.#cache.get(method, ResultCache.key(method, params), load), options.signal)
   }
 
@@ -141,7 +143,7 @@ export class PocketNetProxyApi {
       // A caller's getnodeinfo tells the pool about new blocks as well as its probes do.
       if (spec === getnodeinfo as unknown) this.#pool.noteNodeInfo(node, value as NodeInfo)
       return { value, bytes: answer.bytes }
-    }, this.#runOptions())
+    }, this.#runOptions)
     // Shared with identical calls in flight, so one caller's abort must not cancel the upstream call.
     const key = ResultCache.key(spec.name, encodeParams(spec.slots, wire))
     return untilAborted(this.#cache.get(spec.name, key, load), options.signal)
@@ -149,10 +151,6 @@ export class PocketNetProxyApi {
 
   #assertOpen (method: string): void {
     if (this.closed) throw new RpcClosedError(method)
-  }
-
-  #runOptions () {
-    return { deadlineMs: this.#options.deadlineMs, attemptTimeoutMs: this.#options.attemptTimeoutMs }
   }
 }
 

@@ -18,7 +18,9 @@ interface Exposition {
 type Labels<L extends string> = Record<L, string>
 
 abstract class Family<L extends string, S> {
-  readonly #series = new Map<string, { labels: Labels<L>, series: S }>()
+  /** One Map level per label, so that a lookup builds no key string. */
+  readonly #index = new Map<string, unknown>()
+  readonly #entries: Array<{ labels: Labels<L>, series: S }> = []
 
   constructor (
     readonly name: string,
@@ -32,22 +34,32 @@ abstract class Family<L extends string, S> {
 
   /** The series of these label values (in `labelNames` order), made on first use. */
   series (...values: string[]): S {
-    const key = values.join('\u0000')
-    let entry = this.#series.get(key)
-    if (entry === undefined) {
-      const labels = Object.fromEntries(this.labelNames.map((name, index) => [name, values[index] ?? ''])) as Labels<L>
-      entry = { labels, series: this.create() }
-      this.#series.set(key, entry)
+    const last = this.labelNames.length - 1
+    let level = this.#index
+    for (let i = 0; i < last; i++) {
+      const value = values[i] ?? ''
+      let next = level.get(value) as Map<string, unknown> | undefined
+      if (next === undefined) level.set(value, next = new Map())
+      level = next
     }
-    return entry.series
+    const value = values[last] ?? ''
+    let series = level.get(value) as S | undefined
+    if (series === undefined) {
+      const labels = Object.fromEntries(this.labelNames.map((name, index) => [name, values[index] ?? ''])) as Labels<L>
+      series = this.create()
+      level.set(value, series)
+      this.#entries.push({ labels, series })
+    }
+    return series
   }
 
   reset (): void {
-    this.#series.clear()
+    this.#index.clear()
+    this.#entries.length = 0
   }
 
   protected entries (): Iterable<{ labels: Labels<L>, series: S }> {
-    return this.#series.values()
+    return this.#entries
   }
 
   protected abstract create (): S

@@ -43,6 +43,17 @@ const INTEGER_PAGING_SINCE: readonly number[] = [0, 22, 1]
 /** True for nodes older than 0.22.1, which want int32 slots as strings. Unknown versions count as current. */
 export function wantsStringIntegers (version: string | undefined): boolean {
   if (!version) return false
+  // Asked on every call with one of a few versions: remember the last answer.
+  if (version === lastVersion) return lastAnswer
+  lastAnswer = isBeforeIntegerPaging(version)
+  lastVersion = version
+  return lastAnswer
+}
+
+let lastVersion: string | undefined
+let lastAnswer = false
+
+function isBeforeIntegerPaging (version: string): boolean {
   const parts = version.split('.').map(part => Number.parseInt(part, 10))
   for (let i = 0; i < INTEGER_PAGING_SINCE.length; i++) {
     const have = parts[i] ?? 0

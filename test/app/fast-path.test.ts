@@ -39,7 +39,9 @@ describe('the fast path', () => {
       const calls = node.callsTo(method).length
       const first = await fetch(service.url + path)
       const firstBody = await first.text()
-      assert.equal(await fastAnswers(service, route), 0, `${path}: Fastify answers the first request`)
+      const second = await fetch(service.url + path)
+      assert.equal(await second.text(), firstBody)
+      assert.equal(await fastAnswers(service, route), 0, `${path}: Fastify answers the first request, and records the second`)
       const repeat = await fetch(service.url + path, { headers: { 'x-request-id': 'repeat-1' } })
       assert.equal(repeat.status, 200)
       assert.equal(await repeat.text(), firstBody, path)
@@ -50,9 +52,19 @@ describe('the fast path', () => {
       assert.equal(node.callsTo(method).length - calls <= 1, true, `${path}: at most the first request reached the node`)
     }
     // Counted like every request, and the cache hit too.
-    assert.equal(await requestsCounted(service, '/api/search', 200), 2)
+    assert.equal(await requestsCounted(service, '/api/search', 200), 3)
     const metrics = String((await service.get('/metrics')).body)
-    assert.match(metrics, /pocketnet_cache_lookups_total\{method="search",outcome="hit"\} 1/)
+    assert.match(metrics, /pocketnet_cache_lookups_total\{method="search",outcome="hit"\} 2/)
+  })
+
+  it('records an answer only once Fastify sent it twice', async (t) => {
+    const node = await startEmulator(t)
+    const service = await startApp(t, { nodes: [node.url] })
+    for (let i = 0; i < 5; i++) assert.equal((await service.get(`/api/search?keyword=once${i}`)).status, 200)
+    assert.equal((await service.get('/api/search?keyword=once1')).status, 200)
+    assert.equal(await fastAnswers(service, '/api/search'), 0, 'the first answer was not recorded')
+    assert.equal((await service.get('/api/search?keyword=once1')).status, 200)
+    assert.equal(await fastAnswers(service, '/api/search'), 1, 'the second was')
   })
 
   it('answers If-None-Match with the same 304 as Fastify', async (t) => {
@@ -60,6 +72,7 @@ describe('the fast path', () => {
     const service = await startApp(t, { nodes: [node.url] })
     const first = await fetch(`${service.url}/api/search?keyword=bitcoin&page=0`)
     await first.arrayBuffer()
+    await (await fetch(`${service.url}/api/search?keyword=bitcoin&page=0`)).arrayBuffer()
     const etag = first.headers.get('etag') as string
     // The same answer under another spelling of the URL: Fastify answers it (the fast path
     // keys on the URL as sent), then the fast path the repeat.
@@ -84,12 +97,12 @@ describe('the fast path', () => {
       remaining.push(headers.get('x-ratelimit-remaining'))
     }
     assert.deepEqual(remaining, ['2', '1', '0'])
-    assert.equal(await fastAnswers(service, '/api/search'), 2)
+    assert.equal(await fastAnswers(service, '/api/search'), 1)
     const limited = await service.get('/api/search?keyword=bitcoin')
     assert.equal(limited.status, 429)
     assert.equal(limited.body.message, 'Too many requests')
     assert.ok(Number(limited.headers.get('retry-after')) > 0)
-    assert.equal(await fastAnswers(service, '/api/search'), 2)
+    assert.equal(await fastAnswers(service, '/api/search'), 1)
   })
 
   it('stops replaying once the answer is no longer fresh: a new block ends a tip answer', async (t) => {
@@ -97,7 +110,7 @@ describe('the fast path', () => {
     const service = await startApp(t, { nodes: [node.url], env: { POCKETNET_PROBE_INTERVAL_MS: '100' } })
     const client = await service.app.pocketnet.get()
     const before = await service.get('/api/nodeinfo')
-    assert.equal((await service.get('/api/nodeinfo')).body.data.lastblock.height, before.body.data.lastblock.height)
+    for (let i = 0; i < 2; i++) assert.equal((await service.get('/api/nodeinfo')).body.data.lastblock.height, before.body.data.lastblock.height)
     assert.equal(await fastAnswers(service, '/api/nodeinfo'), 1)
     node.mineBlock()
     await waitFor('the probe to see the new block', () => client.bestHeight === node.height)
@@ -105,7 +118,7 @@ describe('the fast path', () => {
     assert.equal(after.body.data.lastblock.height, before.body.data.lastblock.height + 1)
     assert.notEqual(after.headers.get('etag'), before.headers.get('etag'))
     assert.equal(await fastAnswers(service, '/api/nodeinfo'), 1, 'Fastify answered the new block')
-    assert.equal((await service.get('/api/nodeinfo')).body.data.lastblock.height, node.height)
+    for (let i = 0; i < 2; i++) assert.equal((await service.get('/api/nodeinfo')).body.data.lastblock.height, node.height)
     assert.equal(await fastAnswers(service, '/api/nodeinfo'), 2, 'and the new answer is replayed')
   })
 
@@ -113,8 +126,7 @@ describe('the fast path', () => {
     const node = await startEmulator(t)
     const service = await startApp(t, { nodes: [node.url], env: { CORS_ORIGINS: 'https://a.example,https://b.example' } })
     const as = (origin: string) => service.get('/api/search?keyword=bitcoin', { headers: { origin } })
-    assert.equal((await as('https://a.example')).headers.get('access-control-allow-origin'), 'https://a.example')
-    assert.equal((await as('https://a.example')).headers.get('access-control-allow-origin'), 'https://a.example')
+    for (let i = 0; i < 3; i++) assert.equal((await as('https://a.example')).headers.get('access-control-allow-origin'), 'https://a.example')
     assert.equal(await fastAnswers(service, '/api/search'), 1)
     assert.equal((await as('https://b.example')).headers.get('access-control-allow-origin'), 'https://b.example')
     assert.equal((await as('https://evil.example')).headers.get('access-control-allow-origin'), null)
@@ -147,10 +159,11 @@ describe('the fast path', () => {
     const lines: string[] = []
     const service = await startApp(t, { nodes: [node.url], client, logStream: { write: line => { lines.push(line) } }, env: { LOG_LEVEL: 'error' } })
     const first = await service.get('/api/search?keyword=bitcoin')
+    await service.get('/api/search?keyword=bitcoin')
     const again = await service.get('/api/search?keyword=bitcoin')
     assert.equal(again.status, 200)
     assert.deepEqual(again.body, first.body)
-    assert.equal(again.headers.get('x-ratelimit-remaining'), '298', 'counted once')
+    assert.equal(again.headers.get('x-ratelimit-remaining'), '297', 'counted once')
     assert.equal(await fastAnswers(service, '/api/search'), 0)
     assert.ok(lines.some(line => line.includes('fast path failed') && line.includes('broken check')))
   })

@@ -2,6 +2,10 @@
  * The fast path's two ends in Fastify (fast-path.ts): the server that asks it first, and the
  * plugin that, after Fastify sent a replayable success, records it — body, and every header that
  * does not change per request — for the URL it answered.
+ *
+ * An answer is recorded the second time Fastify sends it, not the first: most answers of a long
+ * tail (each search asked once) are never asked again, and recording them cost CPU and memory
+ * for nothing. A repeat then takes Fastify once more, and the fast path from the third time.
  */
 import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerOptions, type ServerResponse } from 'node:http'
 import fp from 'fastify-plugin'
@@ -15,6 +19,8 @@ export interface FastPathPluginOptions {
 
 export default fp<FastPathPluginOptions>(async (app, { fastPath, counterOf }) => {
   app.decorateReply('replayable', null)
+  // Answers Fastify sent once; an answer leaves with the cache entry that holds it.
+  const sentOnce = new WeakSet<object>()
   const counters = new Map<string, Recording['count']>()
   const counterFor = (route: string): Recording['count'] => {
     let counter = counters.get(route)
@@ -24,6 +30,11 @@ export default fp<FastPathPluginOptions>(async (app, { fastPath, counterOf }) =>
   app.addHook('onResponse', (request, reply, done) => {
     const replayable = reply.replayable
     if (replayable === null || !fastPath.enabled || reply.statusCode !== 200 || request.method !== 'GET') {
+      done()
+      return
+    }
+    if (!sentOnce.has(replayable.answer)) {
+      sentOnce.add(replayable.answer)
       done()
       return
     }
