@@ -13,7 +13,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { getDefaultDataset, seeded } from '../devnode/data/generate.js'
-import { CONNECTIONS, CPUS, assertWrk, metricSum, peakRssMb, startChild, startService, stop, wrk, type Measured } from './harness.js'
+import { CONNECTIONS, CPUS, assertWrk, metricSum, peakRssMb, startChild, startService, stop, withCpu, wrk, type Measured } from './harness.js'
 import { zipfSampler } from './zipf.js'
 
 /** a, b and the limit are measured in rounds, one after the other, each round giving its own ratios. */
@@ -64,7 +64,7 @@ const upstreamSearches = (): Promise<number> => metricSum(base, 'pocketnet_upstr
 /** A scenario on the service, with the upstream calls it caused per 1000 requests. */
 async function onService (name: string, url: string, durationS: number, script?: string, args: string[] = []): Promise<Measured> {
   const before = await upstreamSearches()
-  const measured = wrk(name, url, durationS, script, args)
+  const measured = await withCpu(service.child.pid, () => wrk(name, url, durationS, script, args))
   measured.upstreamPer1000 = ((await upstreamSearches()) - before) / measured.total * 1000
   return measured
 }
@@ -82,9 +82,11 @@ async function addedInsideService (url: string): Promise<number> {
 /** One row for several rounds: requests/s averaged, latencies the rounds' medians, counts summed. */
 function combined (rounds: Measured[]): Measured {
   const total = rounds.reduce((sum, m) => sum + m.total, 0)
-  const upstream = rounds.every(m => m.upstreamPer1000 !== undefined)
-    ? rounds.reduce((sum, m) => sum + (m.upstreamPer1000 as number) * m.total, 0) / total
+  const perRequest = (field: 'upstreamPer1000' | 'cpuUsPerRequest'): number | undefined => rounds.every(m => m[field] !== undefined)
+    ? rounds.reduce((sum, m) => sum + (m[field] as number) * m.total, 0) / total
     : undefined
+  const upstream = perRequest('upstreamPer1000')
+  const cpu = perRequest('cpuUsPerRequest')
   return {
     name: (rounds[0] as Measured).name,
     requestsPerSecond: Math.round(rounds.reduce((sum, m) => sum + m.requestsPerSecond, 0) / rounds.length),
@@ -93,6 +95,7 @@ function combined (rounds: Measured[]): Measured {
     total,
     errors: rounds.reduce((sum, m) => sum + m.errors, 0),
     ...(upstream === undefined ? {} : { upstreamPer1000: upstream }),
+    ...(cpu === undefined ? {} : { cpuUsPerRequest: cpu }),
   }
 }
 
@@ -115,20 +118,20 @@ try {
   // every round, and the ratios are taken within each round.
   for (let round = 0; round < ROUNDS; round++) {
     rounds.push([
-      wrk('limit: bare node:http', limitUrl, DURATION_S),
+      await withCpu(baseline.child.pid, () => wrk('limit: bare node:http', limitUrl, DURATION_S)),
       await onService('a: one hot search key', base + hotPath, DURATION_S),
       await onService('b: Zipf(1.1) over 500 keywords, pages 0–2', base, DURATION_S, 'paths.lua', [zipfPaths]),
     ])
   }
   for (const scenario of [0, 1, 2] as const) results.push(combined(rounds.map(round => round[scenario])))
 
-  results.push(wrk('c₀: the emulator alone, a new keyword each time', `${emulatorUrl}/public/`, REFERENCE_DURATION_S, 'unique-rpc.lua'))
+  results.push(await withCpu(emulator.child.pid, () => wrk('c₀: the emulator alone, a new keyword each time', `${emulatorUrl}/public/`, REFERENCE_DURATION_S, 'unique-rpc.lua')))
 
   const proxy = await startChild('bench/bare-proxy.ts', [emulatorUrl], {})
   try {
     const proxyUrl = `http://127.0.0.1:${proxy.port}`
     wrk('warm-up', proxyUrl, WARMUP_S, 'unique-search.lua')
-    results.push(wrk('c₁: a bare node:http + undici proxy, a new keyword each time', proxyUrl, REFERENCE_DURATION_S, 'unique-search.lua'))
+    results.push(await withCpu(proxy.child.pid, () => wrk('c₁: a bare node:http + undici proxy, a new keyword each time', proxyUrl, REFERENCE_DURATION_S, 'unique-search.lua')))
   } finally {
     await stop(proxy.child)
   }
@@ -154,8 +157,11 @@ const shareOf = (scenario: 1 | 2): number => median(rounds.map(round => round[sc
 const share = (m: Measured): string => m === hot ? percent(shareOf(1)) : m === zipf ? percent(shareOf(2)) : percent(m.requestsPerSecond / limit.requestsPerSecond)
 const perRound = rounds.map(([l, a, b]) => `${l.requestsPerSecond}/${a.requestsPerSecond}/${b.requestsPerSecond} (${percent(a.requestsPerSecond / l.requestsPerSecond)}, ${percent(b.requestsPerSecond / l.requestsPerSecond)})`).join('; ')
 const ms = (value: number): string => value.toFixed(2)
+const cpu = (m: Measured): string => m.cpuUsPerRequest === undefined ? '' : String(Math.round(m.cpuUsPerRequest))
 const row = (m: Measured, ofLimit: string): string =>
-  `| ${m.name} | ${m.requestsPerSecond} | ${ms(m.p50)} | ${ms(m.p99)} | ${m.upstreamPer1000 === undefined ? '' : m.upstreamPer1000.toFixed(1)} | ${m.peakRssMb ?? ''} | ${ofLimit} | ${m.errors} |`
+  `| ${m.name} | ${m.requestsPerSecond} | ${ms(m.p50)} | ${ms(m.p99)} | ${m.upstreamPer1000 === undefined ? '' : m.upstreamPer1000.toFixed(1)} | ${m.peakRssMb ?? ''} | ${cpu(m)} | ${ofLimit} | ${m.errors} |`
+/** The limit's CPU time per request over the scenario's: the share it would have on CPU time alone. */
+const cpuShare = (m: Measured): string => limit.cpuUsPerRequest !== undefined && m.cpuUsPerRequest !== undefined ? percent(limit.cpuUsPerRequest / m.cpuUsPerRequest) : 'n/a'
 const addedP50 = cold.p50 - upstream.p50
 const placement = CPUS
   ? `the service (and the bare server) alone on CPU ${CPUS.server}; wrk and the emulator, each in its own process, on CPU ${CPUS.load}`
@@ -164,8 +170,8 @@ const report = `# Benchmark results
 
 Node ${process.version}, ${new Date().toISOString().slice(0, 10)}, wrk, ${CONNECTIONS} connections; limit, a and b in ${ROUNDS} rounds of ${DURATION_S} s each (after a ${WARMUP_S} s warm-up each), c₀ and c₁ ${REFERENCE_DURATION_S} s, c ${COLD_DURATION_S} s from a fresh start, upstream latency ${UPSTREAM_LATENCY_MS} ms, response body ${bodyBytes} bytes; ${placement}. Command: \`npm run bench\`.
 
-| Scenario | req/s | p50 ms | p99 ms | upstream calls / 1000 req | peak RSS MB | share of the limit | errors |
-|---|---|---|---|---|---|---|---|
+| Scenario | req/s | p50 ms | p99 ms | upstream calls / 1000 req | peak RSS MB | CPU µs / req | share of the limit | errors |
+|---|---|---|---|---|---|---|---|---|
 ${row(limit, '100 %')}
 ${row(hot, share(hot))}
 ${row(zipf, share(zipf))}
@@ -174,6 +180,8 @@ ${row(bareProxy, '')}
 ${row(cold, share(cold))}
 
 Requests/s and shares are averages and medians over the rounds; per round, limit/a/b requests/s (a's and b's shares): ${perRound}.
+
+CPU µs / req is the server process's CPU time (user + system) over the requests it answered. Time the hypervisor gave to other machines is not in it, so on a shared machine it is steadier than requests/s. The share of the limit measured that way (the limit's CPU time per request over the scenario's: the requests/s it would reach on the same CPU time): a **${cpuShare(hot)}**, b **${cpuShare(zipf)}**; c ${cpuShare(cold)}, against ${cpuShare(bareProxy)} for the bare proxy.
 
 Targets (issue #4): a ≥ 70 % of the limit: **${share(hot)}**; b ≥ 50 %: **${share(zipf)}**; c adds ≤ 1 ms to the upstream's p50: **${ms(addedP50)} ms** (service p50 ${ms(cold.p50)} ms − emulator p50 ${ms(upstream.p50)} ms under the same load), of which **${ms(serviceSide)} ms** inside the service (mean request time − mean upstream attempt, from its own metrics); for comparison, a bare node:http + undici proxy adds **${ms(bareProxy.p50 - upstream.p50)} ms** (c₁ − c₀); c peak RSS < 200 MB: **${cold.peakRssMb} MB** (a fresh service after ${COLD_DURATION_S} s of c).
 `
