@@ -102,6 +102,25 @@ describe('PocketNetProxyApi', () => {
     assert.deepEqual(events.filter(event => event.startsWith('node 1')), a.callsTo('search').length ? ['node 1 rpc-error'] : [])
   })
 
+  it('cancels the attempt a hedge overtook, without waiting for its node', async (t) => {
+    const [a, b] = await startEmulators(t, 2)
+    assert.ok(a && b)
+    const events: Array<{ node: string, outcome: string, durationMs: number, hedge: boolean }> = []
+    const api = await createClient(t, { nodes: [a.url, b.url], onAttempt: event => events.push(event) })
+    a.setFault({ kind: 'latency', ms: 3000 }, { method: 'search' })
+    // Many calls at once: calls in flight make a node rate worse, so some start on node 1, and
+    // those are hedged on node 2 (after at most 1 s).
+    const pages = await Promise.all(Array.from({ length: 30 }, (_, i) => api.rpc.search({ keyword: 'bitcoin', type: 'content', pageStart: i, pageSize: 1 })))
+    for (const page of pages) assert.ok(Array.isArray(page.results))
+    const overtaken = events.filter(event => event.node === 'node 1')
+    assert.ok(overtaken.length > 0, 'some calls started on node 1')
+    for (const event of overtaken) {
+      assert.equal(event.outcome, 'cancelled')
+      assert.ok(event.durationMs < 3000, `node 1's attempt ended after ${Math.round(event.durationMs)} ms: it waited for the node`)
+    }
+    assert.ok(events.some(event => event.node === 'node 2' && event.hedge && event.outcome === 'ok'))
+  })
+
   it('says which nodes failed and why when all fail, without their URLs', async (t) => {
     const [a, b] = await startEmulators(t, 2)
     assert.ok(a && b)
