@@ -181,10 +181,12 @@ export class NodeTransport {
 }
 
 function parseJsonObject (text: string): Record<string, unknown> | undefined {
-  // Skips JSON.parse (and its exception) for HTML and plain-text answers.
-  if (text.trimStart()[0] !== '{') return undefined
+  // Skips JSON.parse (and its exception) for HTML and plain-text answers. trimStart() also
+  // drops a byte order mark, which JSON.parse would refuse.
+  const trimmed = text.trimStart()
+  if (trimmed[0] !== '{') return undefined
   try {
-    const value: unknown = JSON.parse(text)
+    const value: unknown = JSON.parse(trimmed)
     return typeof value === 'object' && value !== null && !Array.isArray(value) ? value as Record<string, unknown> : undefined
   } catch {
     return undefined

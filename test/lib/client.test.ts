@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { describe, it } from 'node:test'
 import { PocketNetProxyApi, type ClientOptions } from '../../lib/index.js'
 import { startEmulator, startEmulators } from '../helpers/start-emulator.js'
@@ -144,6 +146,30 @@ describe('PocketNetProxyApi', () => {
     const started = performance.now()
     await assert.rejects(api.rpc.getnodeinfo(), { code: 'RPC_ERR_TIMEOUT' })
     assert.ok(performance.now() - started < 1500)
+  })
+
+  it('reads an answer that starts with a byte order mark, and an answer in many chunks', async (t) => {
+    const node = await startEmulator(t)
+    // A node that answers like the emulator, but with a UTF-8 byte order mark first, in 100-byte writes.
+    const proxy = createServer((request, response) => {
+      const chunks: Buffer[] = []
+      request.on('data', (chunk: Buffer) => chunks.push(chunk))
+      request.on('end', () => {
+        fetch(`${node.url}/public/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: Buffer.concat(chunks) })
+          .then(async answer => {
+            const body = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(await answer.arrayBuffer())])
+            response.writeHead(answer.status, { 'content-type': 'application/json', 'content-length': body.length })
+            for (let at = 0; at < body.length; at += 100) response.write(body.subarray(at, at + 100))
+            response.end()
+          }, () => response.destroy())
+      })
+    })
+    await new Promise<void>(resolve => proxy.listen(0, '127.0.0.1', resolve))
+    t.after(() => new Promise(resolve => proxy.close(resolve)))
+    const api = await createClient(t, { nodes: [`http://127.0.0.1:${(proxy.address() as AddressInfo).port}`] })
+    const page = await api.rpc.search({ keyword: 'bitcoin', type: 'content', pageSize: 5 })
+    assert.equal(page.results.length, 5)
+    assert.equal((await api.rpc.getnodeinfo()).lastblock.height, node.height)
   })
 
   it('rejects a too-large answer', async (t) => {
