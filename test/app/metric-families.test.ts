@@ -11,13 +11,16 @@ describe('metric families', () => {
     requests.inc('/a', '200')
     requests.inc('/a', '200')
     requests.inc('/b', '404')
+    requests.inc('/a', '404')
     const series = duration.series('/a')
+    assert.equal(duration.series('/a'), series, 'one series per label set')
     for (const value of [0.05, 0.1, 0.5, 3]) duration.observe(series, value)
     const text = await registry.metrics()
     for (const line of [
       '# TYPE requests_total counter',
       'requests_total{route="/a",status="200"} 2',
       'requests_total{route="/b",status="404"} 1',
+      'requests_total{route="/a",status="404"} 1',
       '# TYPE duration_seconds histogram',
       'duration_seconds_bucket{le="0.1",route="/a"} 2',
       'duration_seconds_bucket{le="1",route="/a"} 3',

@@ -96,6 +96,8 @@ describe('node versions', () => {
     assert.equal(wantsStringIntegers('0.22.1'), false)
     assert.equal(wantsStringIntegers('0.22.7'), false)
     assert.equal(wantsStringIntegers('1.0.0'), false)
+    assert.equal(wantsStringIntegers('0.22.0'), true, 'asked again after another version')
+    assert.equal(wantsStringIntegers('0.22.0'), true)
     assert.equal(wantsStringIntegers(undefined), false)
   })
 })
