@@ -3,11 +3,12 @@
  * or SIGINT stop accepting, finish the requests in flight within SHUTDOWN_TIMEOUT_MS, close the
  * RPC client's sockets and timers, exit 0. A second signal exits at once (code 130).
  */
-import { setFlagsFromString } from 'node:v8'
-import { buildApp } from './app.js'
-import { ConfigError, loadConfig } from './config.js'
+import { capHeapGrowth, keepTickShape } from './v8-tuning.js'
 
 async function main (): Promise<void> {
+  // First of all: loading the modules runs the first full collections (v8-tuning.ts says why).
+  keepTickShape()
+  const { ConfigError, loadConfig } = await import('./config.js')
   let config
   try {
     config = loadConfig(process.env)
@@ -16,10 +17,8 @@ async function main (): Promise<void> {
     console.error(err.message)
     process.exit(1)
   }
-  // V8 lets the heap grow up to four times its live size between full collections. A service's
-  // live data is small (tens of MB) but it allocates fast, so the peak memory was mostly garbage;
-  // a lower growth keeps it near the live size, for cheap concurrent marking more often.
-  if (config.HEAP_GROWING_PERCENT > 0) setFlagsFromString(`--heap-growing-percent=${config.HEAP_GROWING_PERCENT}`)
+  capHeapGrowth(config.HEAP_GROWING_PERCENT)
+  const { buildApp } = await import('./app.js')
   const app = await buildApp(config)
   let closing = false
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
