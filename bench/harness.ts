@@ -10,6 +10,7 @@ import { once } from 'node:events'
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { get } from 'node:http'
 import { createServer } from 'node:net'
 import { createInterface } from 'node:readline'
 import autocannon from 'autocannon'
@@ -75,6 +76,22 @@ export async function freePort (): Promise<number> {
   return port
 }
 
+/**
+ * GETs `url` on a connection of its own. wrk runs block this process for up to a minute, which
+ * stalls the keep-alive bookkeeping of a shared connection pool: a kept connection would be used
+ * again after the server's keep-alive timeout had closed it ("other side closed").
+ */
+export async function getOnce (url: string): Promise<{ status: number, body: Buffer }> {
+  return await new Promise((resolve, reject) => {
+    get(url, { agent: false }, response => {
+      const chunks: Buffer[] = []
+      response.on('data', (chunk: Buffer) => chunks.push(chunk))
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks) }))
+      response.on('error', reject)
+    }).on('error', reject)
+  })
+}
+
 /** The built service, exactly as `npm start` runs it. */
 export async function startService (env: Record<string, string>): Promise<{ child: ChildProcess, port: number }> {
   const port = await freePort()
@@ -83,7 +100,7 @@ export async function startService (env: Record<string, string>): Promise<{ chil
   for (;;) {
     if (child.exitCode !== null) throw new Error(`the service exited with code ${child.exitCode}`)
     try {
-      if ((await fetch(`http://127.0.0.1:${port}/healthz`)).ok) return { child, port }
+      if ((await getOnce(`http://127.0.0.1:${port}/healthz`)).status === 200) return { child, port }
     } catch {}
     await new Promise(resolve => setTimeout(resolve, 50))
   }
@@ -125,7 +142,7 @@ export async function withCpu (pid: number | undefined, measure: () => Measured 
 
 /** The sum of a Prometheus metric's series whose labels include `label` (e.g. `method="search"`). */
 export async function metricSum (baseUrl: string, name: string, label = ''): Promise<number> {
-  const text = await (await fetch(`${baseUrl}/metrics`)).text()
+  const text = (await getOnce(`${baseUrl}/metrics`)).body.toString()
   let sum = 0
   for (const line of text.split('\n')) {
     if (line.startsWith(`${name}{`) && line.includes(label)) sum += Number(line.slice(line.lastIndexOf(' ') + 1))
