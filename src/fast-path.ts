@@ -2,7 +2,7 @@
  * The fast path: a repeat of a GET whose answer is still fresh in the client's cache is
  * answered here, in front of Fastify, by replaying the response Fastify sent for it — same body,
  * same headers — with only the per-request parts made anew: request id, rate-limit counts, Date.
- * It costs about half of what the Fastify pipeline does (and about 1.5–1.9× a bare node:http
+ * It costs about half of what the Fastify pipeline does (and about 1.3–1.4× a bare node:http
  * server sending the same body: see README, "Benchmarks").
  *
  * What keeps it honest:
