@@ -21,8 +21,12 @@ import { setFlagsFromString } from 'node:v8'
 /** What {@link keepTickShape} holds: one queue entry, for the life of the process. */
 const kept: object[] = []
 
-/** Keeps one `process.nextTick()` queue entry alive, and returns it. Idempotent. */
-export function keepTickShape (): object {
+/**
+ * Keeps one `process.nextTick()` queue entry alive, and returns it. Idempotent. A Node.js whose
+ * async hooks no longer see tick entries gets undefined, not an error: a missed optimization must
+ * not stop the server (the test tells).
+ */
+export function keepTickShape (): object | undefined {
   if (kept[0] === undefined) {
     const hook = createHook({
       init (_asyncId, type, _triggerAsyncId, resource) {
@@ -35,7 +39,6 @@ export function keepTickShape (): object {
       hook.disable()
     }
   }
-  if (kept[0] === undefined) throw new Error('process.nextTick() queued no entry that an async hook saw')
   return kept[0]
 }
 
