@@ -6,7 +6,8 @@
  * Why node:http and not undici: undici (since 7.28, GHSA-35p6-xmwp-9g52) writes a request that
  * reuses an idle keep-alive connection only after the event loop's current poll phase, so under
  * load each upstream call waited for every other request and answer read in the same turn: the
- * service's cold path gave about 0.8 ms more p50 with it (bench, issue #4), for the same CPU.
+ * service's cold path had 0.2–1.0 ms more p50 with it (README, "Benchmarks"), though undici
+ * spends a few µs less CPU per call.
  * The risk that deferral guards against, bytes a node sends unasked being taken as the answer to
  * the next call on that connection, cannot harm us: only the node itself writes on it, and it
  * decides its answers anyway. node:http drops what an idle connection receives.
@@ -40,7 +41,7 @@ export interface PostOptions {
 }
 
 const TIMED_OUT = Symbol('timed out')
-/** An idle keep-alive connection is closed after this long (or sooner, if the node says so). */
+/** An idle keep-alive connection is closed after this long (or sooner, if the node says so); a call in flight is not timed by it. */
 const IDLE_TIMEOUT_MS = 10_000
 
 // node:net, node:http and TLS codes a person can act on; anything else is named by its code alone,
@@ -105,7 +106,7 @@ export class NodeTransport {
       port: parsed.port === '' ? (secure ? 443 : 80) : Number(parsed.port),
       path: parsed.pathname === '/' ? '/public/' : parsed.pathname,
       method: 'POST',
-      // Host set by us, so that the options can be shared by every request.
+      // Host is in the header list: node:http need not build it for every request.
       setHost: false,
     }
     this.#headers = ['host', parsed.host, 'content-type', 'application/json', 'accept', 'application/json']
