@@ -10,7 +10,8 @@
  * spends a few µs less CPU per call.
  * The risk that deferral guards against, bytes a node sends unasked being taken as the answer to
  * the next call on that connection, cannot harm us: only the node itself writes on it, and it
- * decides its answers anyway. node:http drops what an idle connection receives.
+ * decides its answers anyway. node:http drops what an idle connection receives, and closes a
+ * connection on which more than the answer arrives (test/lib/transport.test.ts).
  */
 import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type IncomingMessage, type RequestOptions } from 'node:http'
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https'
@@ -41,7 +42,10 @@ export interface PostOptions {
 }
 
 const TIMED_OUT = Symbol('timed out')
-/** An idle keep-alive connection is closed after this long (or sooner, if the node says so); a call in flight is not timed by it. */
+/**
+ * An idle keep-alive connection is closed after this long (or sooner, if the node says so);
+ * a call in flight is not timed by it.
+ */
 const IDLE_TIMEOUT_MS = 10_000
 
 // node:net, node:http and TLS codes a person can act on; anything else is named by its code alone,
@@ -88,7 +92,7 @@ export class NodeTransport {
   readonly #target: RequestOptions
   /** Name, value, name, value…: node:http takes a flat list as it is, unchecked. */
   readonly #headers: string[]
-  #maxResponseBytes: number
+  readonly #maxResponseBytes: number
 
   constructor (url: string, options: TransportOptions) {
     const parsed = new URL(url)

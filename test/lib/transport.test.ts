@@ -72,6 +72,25 @@ describe('NodeTransport', () => {
     assert.deepEqual(results, [1, 2, 3])
   })
 
+  it('names what went wrong when the bytes are not HTTP, or the connection closes mid-answer', async (t) => {
+    const cases: Array<[string, string]> = [
+      ['SSH-2.0-OpenSSH_9.2\r\n', 'node 1 failed: answer is not valid HTTP'],
+      ['HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{"result":', 'node 1 failed: connection closed before the answer was complete'],
+    ]
+    for (const [bytes, message] of cases) {
+      const node = createTcpServer(socket => {
+        socket.on('data', () => socket.end(bytes))
+        socket.on('error', () => {})
+      })
+      const transport = newTransport(t, `http://127.0.0.1:${await listen(t, node)}`)
+      await assert.rejects(post(transport, 'getnodeinfo'), (err: Error & { code?: string }) => {
+        assert.equal(err.code, 'RPC_ERR_TRANSPORT')
+        assert.equal(err.message, message)
+        return true
+      })
+    }
+  })
+
   it('calls a node over HTTPS, trusting a certificate given in NODE_EXTRA_CA_CERTS', async (t) => {
     const node = await startEmulator(t)
     const front = createHttpsServer({ key: readFileSync(new URL('key.pem', TLS)), cert: readFileSync(new URL('cert.pem', TLS)) }, (request, response) => {
