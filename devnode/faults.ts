@@ -1,6 +1,6 @@
 /**
  * Faults a test can inject into an emulator, each as a real node or the proxy in front of it
- * shows it (shared/pocketnet/node-rpc.md, "Transport").
+ * shows it (docs/pocketnet-node.md, "Transport").
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
 

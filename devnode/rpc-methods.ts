@@ -1,6 +1,6 @@
 /**
  * The node's public read methods over the dataset, with the node's own parameter rules
- * (shared/pocketnet/node-rpc.md, "Methods the service uses"). Written from the facts file,
+ * (docs/pocketnet-node.md). Written from the facts file,
  * not from lib/: an emulator that reused the client's encoding would hide its bugs.
  */
 import bs58check from 'bs58check'
@@ -247,4 +247,28 @@ export function search (dataset: Dataset, chain: ChainState, params: unknown[]):
     default:
       return {}
   }
+}
+
+const postsByHash = new WeakMap<Dataset, Map<string, PostRecord>>()
+/** How many hashes one getcontent call reads; the node keeps about 100. */
+const MAX_CONTENT_HASHES = 100
+
+/**
+ * `getcontent [hashes, viewer?, last?]`: the posts among `hashes` (one string, or an array of
+ * strings, each any version's hash or the root txid), in no set order; unknown hashes are
+ * absent. The third position is read only as a JSON number, and any number but 1 there gives
+ * `[]` on 0.22 nodes.
+ */
+export function getContent (dataset: Dataset, params: unknown[]): unknown[] {
+  const [hashes, , last] = params
+  const list = typeof hashes === 'string' ? [hashes] : Array.isArray(hashes) ? hashes : undefined
+  if (list === undefined || list.some(hash => typeof hash !== 'string')) throw new RpcError(-32603, 'JSON value is not a string as expected')
+  if (typeof last === 'number' && last !== 1) return []
+  let index = postsByHash.get(dataset)
+  if (index === undefined) postsByHash.set(dataset, index = new Map(dataset.posts.map(post => [post.hash, post])))
+  const wanted = new Set((list as string[]).filter(hash => hash !== '').slice(0, MAX_CONTENT_HASHES))
+  const found = [...wanted].map(hash => index.get(hash)).filter(post => post !== undefined)
+  // Not the request's order: the node assembles the answer by its own row ids.
+  found.sort((a, b) => a.id - b.id)
+  return found.map(post => contentItem(dataset, post))
 }

@@ -9,7 +9,7 @@ import type { Socket } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { DEFAULT_HEIGHT, getDefaultDataset, type Dataset } from './data/generate.js'
 import { ActiveFault, answerWithFault, type Fault, type FaultScope } from './faults.js'
-import { RpcError, getUserProfile, nodeInfo, search, type ChainState } from './rpc-methods.js'
+import { RpcError, getContent, getUserProfile, nodeInfo, search, type ChainState } from './rpc-methods.js'
 
 export type { Fault, FaultScope } from './faults.js'
 export type { Dataset, PostRecord, UserRecord } from './data/generate.js'
@@ -57,7 +57,7 @@ export interface Emulator {
 }
 
 const MAX_BODY_BYTES = 1024 * 1024
-const READ_METHODS = new Set(['getnodeinfo', 'getuserprofile', 'search'])
+const READ_METHODS = new Set(['getnodeinfo', 'getuserprofile', 'search', 'getcontent'])
 
 function sendJson (response: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body)
@@ -100,6 +100,7 @@ export async function createEmulator (options: EmulatorOptions = {}): Promise<Em
       case 'getnodeinfo': return nodeInfo(chain)
       case 'getuserprofile': return getUserProfile(dataset, params)
       case 'search': return search(dataset, chain, params)
+      case 'getcontent': return getContent(dataset, params)
       default: throw new RpcError(-32601, 'Method not found', 404)
     }
   }

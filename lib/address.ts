@@ -1,7 +1,7 @@
 /**
  * Pocketnet addresses: Base58Check, 34 characters, version byte 0x37 on mainnet ("P…").
  * Checking the checksum here tells a typo from an unknown account without asking a node.
- * See shared/pocketnet/node-rpc.md, "Addresses".
+ * See docs/pocketnet-node.md, "Addresses".
  */
 import bs58check from 'bs58check'
 

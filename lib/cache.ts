@@ -19,10 +19,16 @@ import { LRUCache } from 'lru-cache'
 /** Time to live per method, in milliseconds. */
 export type CacheTtls = Record<string, number>
 
+/**
+ * Time to live per method, in milliseconds; methods not listed are not cached. A node caches
+ * these answers itself for one block (getnodeinfo, getuserprofile) or 60 blocks (search,
+ * getcontent): the times here stay well below, so that new posts and scores show soon.
+ */
 export const DEFAULT_CACHE_TTL_MS: Readonly<CacheTtls> = {
   getnodeinfo: 5000,
   getuserprofile: 60_000,
   search: 30_000,
+  getcontent: 60_000,
 }
 
 /** Methods whose answer changes with each block (the node itself caches them for one block). */

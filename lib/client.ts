@@ -71,7 +71,8 @@ export class PocketNetProxyApi {
   private constructor (options: ResolvedOptions) {
     this.#options = options
     this.#runOptions = { deadlineMs: options.deadlineMs, attemptTimeoutMs: options.attemptTimeoutMs }
-    this.#cache = new ResultCache({ ...options.cache, onLookup: options.onCacheLookup })
+    const clock = options.clock
+    this.#cache = new ResultCache({ ...options.cache, onLookup: options.onCacheLookup, ...(clock ? { perf: { now: clock } } : {}) })
     this.#pool = new NodePool({ ...options, onNewBlock: () => this.#cache.onNewBlock() })
     this.rpc = {
       getnodeinfo: (callOptions) => this.#call(getnodeinfo, undefined, callOptions),
@@ -83,8 +84,8 @@ export class PocketNetProxyApi {
 
   /**
    * Calls any public method by name with positional params, for methods that have no typed
-   * wrapper yet (shared/pocketnet/public-rpc-methods.json lists them). Params go as given:
-   * mind the node's wire types.
+   * wrapper yet (docs/pocketnet-node.md lists where to find them). Params go as given: mind the
+   * node's wire types. Answers are cached per method as {@link ClientOptions.cache} says.
    */
   async callRaw (method: string, params: unknown[] = [], options: CallOptions = {}): Promise<unknown> {
     this.#assertOpen(method)

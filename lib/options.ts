@@ -1,31 +1,65 @@
-/** Client options: defaults, environment fallbacks, and validation with messages that name the option. */
+/**
+ * Client options: every default and every accepted range, in one place (the service's
+ * configuration takes its defaults and bounds from here); validation with messages that name
+ * the option; and {@link clientOptionsFromEnv}, the only code in lib that reads the environment,
+ * and only when called.
+ */
 import { DEFAULT_CACHE_TTL_MS, type CacheOutcome } from './cache.js'
 import type { AttemptEvent } from './node-pool.js'
 
 /**
- * Public nodes the Pocketnet proxy listed as stable at the end of 2024
- * (shared/pocketnet/node-rpc.md, "Public nodes"). A seed, not a truth: nodes come and go.
+ * Public nodes the Pocketnet proxy listed as stable at the end of 2024 (docs/pocketnet-node.md,
+ * "Public nodes"). A seed, not a truth: nodes come and go.
  */
 export const DEFAULT_NODES: readonly string[] = [
   '135.181.196.243', '202.61.253.55', '207.180.201.246', '5.189.141.204', '162.246.52.155',
   '79.143.35.233', '109.197.196.106', '65.21.252.135', '178.217.159.221', '65.21.56.203',
 ].map(host => `http://${host}:38081`)
 
+/** A whole-number option: its default and the range {@link resolveOptions} accepts. */
+export interface OptionRange {
+  readonly default: number
+  readonly min: number
+  readonly max: number
+}
+
+const MIB = 1024 * 1024
+
+/** The whole-number options of {@link ClientOptions}, with their defaults and ranges. */
+export const OPTION_RANGES = {
+  deadlineMs: { default: 5000, min: 100, max: 120_000 },
+  attemptTimeoutMs: { default: 2000, min: 50, max: 120_000 },
+  /** Default: the resolved deadlineMs. */
+  startupTimeoutMs: { default: 5000, min: 100, max: 120_000 },
+  probeIntervalMs: { default: 30_000, min: 50, max: 3_600_000 },
+  maxLagBlocks: { default: 3, min: 0, max: 10_000 },
+  // A node queues 16 requests for 4 threads: more connections than that rarely help.
+  connectionsPerNode: { default: 16, min: 1, max: 1024 },
+  maxResponseBytes: { default: 16 * MIB, min: 1024, max: 1024 * MIB },
+} as const satisfies Record<string, OptionRange>
+
+/** The answer cache's bounds ({@link ClientOptions.cache}); time-to-live defaults per method are in {@link DEFAULT_CACHE_TTL_MS}. */
+export const CACHE_RANGES = {
+  ttlMs: { default: 0, min: 0, max: 86_400_000 },
+  maxEntries: { default: 10_000, min: 1, max: 10_000_000 },
+  maxBytes: { default: 64 * MIB, min: 1024, max: 16 * 1024 * MIB },
+} as const satisfies Record<string, OptionRange>
+
 export interface ClientOptions {
   /**
    * Base URLs of Pocketnet nodes (`http://host:38081`); calls go to `/public/` unless the URL
-   * has a path of its own. Default: `POCKETNET_NODES` (comma-separated), else {@link DEFAULT_NODES}.
+   * has a path of its own. Default {@link DEFAULT_NODES}.
    */
   nodes?: string[]
-  /** Overall deadline of one call, failover and hedging included. Default: `RPC_DEADLINE_MS`, else 5000. */
+  /** Overall deadline of one call, failover and hedging included. Default 5000 ({@link OPTION_RANGES}). */
   deadlineMs?: number
-  /** Longest wait for one node before the call gives up on it. Default: `RPC_TIMEOUT_MS`, else 2000. */
+  /** Longest wait for one node before the call gives up on it. Default 2000. */
   attemptTimeoutMs?: number
   /** How long {@link PocketNetProxyApi.create} waits for a first node. Default: {@link deadlineMs}. */
   startupTimeoutMs?: number
-  /** How often every node is asked for getnodeinfo (jittered ±20 %). Default: `POCKETNET_PROBE_INTERVAL_MS`, else 30000. */
+  /** How often every node is asked for getnodeinfo (jittered ±20 %). Default 30000. */
   probeIntervalMs?: number
-  /** A node more blocks behind the best known height is not used while others are fresh. Default: `POCKETNET_MAX_LAG_BLOCKS`, else 3. */
+  /** A node more blocks behind the best known height is not used while others are fresh. Default 3. */
   maxLagBlocks?: number
   /** Send a slow call to a second node after the observed p95 latency (100 ms–1 s). Default true. */
   hedging?: boolean
@@ -36,8 +70,8 @@ export interface ClientOptions {
   /** Called after every attempt on a node, e.g. for metrics. Must not throw. */
   onAttempt?: (event: AttemptEvent) => void
   /**
-   * Answers kept in memory. `ttlMs` per method, 0 to turn one off (default getnodeinfo 5 s,
-   * getuserprofile 60 s, search 30 s, others 0); at most `maxEntries` (10000) entries and
+   * Answers kept in memory. `ttlMs` per method, 0 to turn one off (default
+   * {@link DEFAULT_CACHE_TTL_MS}, others 0); at most `maxEntries` (10000) entries and
    * `maxBytes` (64 MiB) of answers. With `serveStale` (default true) an answer past its time to
    * live is still given, for as long again, while one refresh runs in the background; answers
    * that follow the chain tip go at a new block all the same. Identical calls in flight always
@@ -46,11 +80,14 @@ export interface ClientOptions {
   cache?: { ttlMs?: Record<string, number>, maxEntries?: number, maxBytes?: number, serveStale?: boolean }
   /** Called on every cache lookup (`hit`, `stale`, `miss`, `shared`), e.g. for metrics. Must not throw. */
   onCacheLookup?: (method: string, outcome: CacheOutcome) => void
-  /** Where the environment defaults are read. Default `process.env`. */
-  env?: Record<string, string | undefined>
+  /**
+   * Milliseconds on a monotonic clock, for deadlines, circuit cooldowns and cache lifetimes.
+   * Default `performance.now`. Tests pass a clock they move by hand.
+   */
+  clock?: () => number
 }
 
-export interface ResolvedOptions extends Required<Omit<ClientOptions, 'env' | 'onAttempt' | 'onCacheLookup' | 'cache'>>, Pick<ClientOptions, 'onAttempt' | 'onCacheLookup'> {
+export interface ResolvedOptions extends Required<Omit<ClientOptions, 'onAttempt' | 'onCacheLookup' | 'cache' | 'clock'>>, Pick<ClientOptions, 'onAttempt' | 'onCacheLookup' | 'clock'> {
   cache: { ttlMs: Record<string, number>, maxEntries: number, maxBytes: number, serveStale: boolean }
 }
 
@@ -73,52 +110,85 @@ function isHttpUrl (value: unknown): boolean {
   }
 }
 
+/** `value` if it is a whole number within `range`, else a TypeError naming `option`. */
+function inRange (option: string, value: unknown, range: OptionRange): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < range.min || value > range.max) {
+    fail(option, `an integer from ${range.min} to ${range.max}`, value)
+  }
+  return value
+}
+
+/** Validates `options` and fills the defaults. Reads nothing from the environment. */
 export function resolveOptions (options: ClientOptions = {}): ResolvedOptions {
   if (typeof options !== 'object' || options === null) fail('options', 'an object', options)
-  const env = options.env ?? process.env
+  const integer = (option: keyof typeof OPTION_RANGES, fallback: number = OPTION_RANGES[option].default): number =>
+    inRange(option, options[option] ?? fallback, OPTION_RANGES[option])
 
-  /** An integer option, else its environment variable, else the default; named by where it came from. */
-  function integer (option: keyof ClientOptions, variable: string | undefined, fallback: number, min: number): number {
-    const fromEnv = variable === undefined ? undefined : env[variable]
-    const name = options[option] === undefined && fromEnv !== undefined ? variable as string : option
-    const value = options[option] ?? (fromEnv === undefined ? fallback : Number(fromEnv))
-    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min) {
-      fail(name, min === 0 ? 'a whole number' : 'a positive integer', options[option] ?? fromEnv)
-    }
-    return value
-  }
-
-  const nodes = options.nodes ?? (env.POCKETNET_NODES ? parseNodeList(env.POCKETNET_NODES) : [...DEFAULT_NODES])
+  const nodes = options.nodes ?? [...DEFAULT_NODES]
   if (!Array.isArray(nodes) || nodes.length === 0) fail('nodes', 'a non-empty list of http(s) URLs', nodes)
   const badNode = nodes.find(node => !isHttpUrl(node))
   if (badNode !== undefined) fail('nodes', 'a list of http(s) URLs such as http://127.0.0.1:38081', badNode)
   if (options.hedging !== undefined && typeof options.hedging !== 'boolean') fail('hedging', 'true or false', options.hedging)
-  if (options.onAttempt !== undefined && typeof options.onAttempt !== 'function') fail('onAttempt', 'a function', typeof options.onAttempt)
-  if (options.onCacheLookup !== undefined && typeof options.onCacheLookup !== 'function') fail('onCacheLookup', 'a function', typeof options.onCacheLookup)
+  for (const name of ['onAttempt', 'onCacheLookup', 'clock'] as const) {
+    if (options[name] !== undefined && typeof options[name] !== 'function') fail(name, 'a function', typeof options[name])
+  }
   const cache = options.cache ?? {}
   const ttlMs = { ...DEFAULT_CACHE_TTL_MS, ...cache.ttlMs }
-  for (const [method, ttl] of Object.entries(ttlMs)) {
-    if (!Number.isSafeInteger(ttl) || ttl < 0) fail(`cache.ttlMs.${method}`, 'a whole number of milliseconds', ttl)
-  }
-  for (const name of ['maxEntries', 'maxBytes'] as const) {
-    const value = cache[name]
-    if (value !== undefined && (!Number.isSafeInteger(value) || value < 1)) fail(`cache.${name}`, 'a positive integer', value)
-  }
+  for (const [method, ttl] of Object.entries(ttlMs)) inRange(`cache.ttlMs.${method}`, ttl, CACHE_RANGES.ttlMs)
   if (cache.serveStale !== undefined && typeof cache.serveStale !== 'boolean') fail('cache.serveStale', 'true or false', cache.serveStale)
 
-  const deadlineMs = integer('deadlineMs', 'RPC_DEADLINE_MS', 5000, 1)
+  const deadlineMs = integer('deadlineMs')
   return {
     nodes: nodes.map(node => node.replace(/\/+$/, '')),
     deadlineMs,
-    attemptTimeoutMs: Math.min(deadlineMs, integer('attemptTimeoutMs', 'RPC_TIMEOUT_MS', 2000, 1)),
-    startupTimeoutMs: integer('startupTimeoutMs', undefined, deadlineMs, 1),
-    probeIntervalMs: integer('probeIntervalMs', 'POCKETNET_PROBE_INTERVAL_MS', 30_000, 1),
-    maxLagBlocks: integer('maxLagBlocks', 'POCKETNET_MAX_LAG_BLOCKS', 3, 0),
+    attemptTimeoutMs: Math.min(deadlineMs, integer('attemptTimeoutMs')),
+    startupTimeoutMs: integer('startupTimeoutMs', deadlineMs),
+    probeIntervalMs: integer('probeIntervalMs'),
+    maxLagBlocks: integer('maxLagBlocks'),
     hedging: options.hedging ?? true,
-    connectionsPerNode: integer('connectionsPerNode', undefined, 16, 1),
-    maxResponseBytes: integer('maxResponseBytes', undefined, 16 * 1024 * 1024, 1),
+    connectionsPerNode: integer('connectionsPerNode'),
+    maxResponseBytes: integer('maxResponseBytes'),
     onAttempt: options.onAttempt,
     onCacheLookup: options.onCacheLookup,
-    cache: { ttlMs, maxEntries: cache.maxEntries ?? 10_000, maxBytes: cache.maxBytes ?? 64 * 1024 * 1024, serveStale: cache.serveStale ?? true },
+    clock: options.clock,
+    cache: {
+      ttlMs,
+      maxEntries: inRange('cache.maxEntries', cache.maxEntries ?? CACHE_RANGES.maxEntries.default, CACHE_RANGES.maxEntries),
+      maxBytes: inRange('cache.maxBytes', cache.maxBytes ?? CACHE_RANGES.maxBytes.default, CACHE_RANGES.maxBytes),
+      serveStale: cache.serveStale ?? true,
+    },
   }
+}
+
+/** The environment variables {@link clientOptionsFromEnv} reads, and the option each one sets. */
+export const CLIENT_ENV = {
+  POCKETNET_NODES: 'nodes',
+  RPC_DEADLINE_MS: 'deadlineMs',
+  RPC_TIMEOUT_MS: 'attemptTimeoutMs',
+  POCKETNET_PROBE_INTERVAL_MS: 'probeIntervalMs',
+  POCKETNET_MAX_LAG_BLOCKS: 'maxLagBlocks',
+  POCKETNET_CONNECTIONS_PER_NODE: 'connectionsPerNode',
+} as const satisfies Record<string, keyof ClientOptions>
+
+/**
+ * Client options from environment variables ({@link CLIENT_ENV}), for scripts that use lib
+ * without the service; unset or empty variables are left out, so the defaults apply.
+ * Nothing in lib reads the environment otherwise.
+ * @throws TypeError naming the variable when one is not a whole number
+ * @example const api = await PocketNetProxyApi.create(clientOptionsFromEnv())
+ */
+export function clientOptionsFromEnv (env: Record<string, string | undefined> = process.env): ClientOptions {
+  const options: Record<string, unknown> = {}
+  for (const [variable, option] of Object.entries(CLIENT_ENV)) {
+    const value = env[variable]?.trim()
+    if (value === undefined || value === '') continue
+    if (option === 'nodes') {
+      options.nodes = parseNodeList(value)
+    } else if (/^\d+$/.test(value)) {
+      options[option] = Number(value)
+    } else {
+      throw new TypeError(`clientOptionsFromEnv: ${variable} must be a whole number (got ${JSON.stringify(value)})`)
+    }
+  }
+  return options as ClientOptions
 }

@@ -1,7 +1,7 @@
 /**
  * One JSON-RPC POST to one node, over node:http(s) keep-alive connections: deadline, body-size
  * cap, parse, and classification of every failure into an error with a stable code.
- * Wire facts: shared/pocketnet/node-rpc.md, "Transport".
+ * Wire facts: docs/pocketnet-node.md, "Transport".
  *
  * Why node:http and not undici: undici (since 7.28, GHSA-35p6-xmwp-9g52) writes a request that
  * reuses an idle keep-alive connection only after the event loop's current poll phase, so under
@@ -69,7 +69,7 @@ const NETWORK_FAILURES: Record<string, string> = {
 
 // RPC errors that blame the request itself: another node would answer the same, so they are
 // returned as they are. Any other RPC error (-28 warming up, -32603 internal, 500 `sql request
-// timeout`, ...) says the node is unwell: ask another. Codes: shared/pocketnet/node-rpc.md.
+// timeout`, ...) says the node is unwell: ask another. Codes: docs/pocketnet-node.md, "Errors".
 const REQUEST_ERROR_CODES = new Set([
   -3, // wrong type
   -5, // invalid address or key

@@ -4,40 +4,59 @@
  */
 import { Type, type Static } from 'typebox'
 import { Value } from 'typebox/value'
-import { DEFAULT_NODES, parseNodeList } from '../lib/index.js'
+import { CACHE_RANGES, DEFAULT_CACHE_TTL_MS, DEFAULT_NODES, OPTION_RANGES, parseNodeList, type OptionRange } from '../lib/index.js'
 
 const POCKETNET_NODES_RULE = 'a comma-separated list of http(s) node URLs such as http://127.0.0.1:38081'
-const LogLevel = Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map(level => Type.Literal(level)))
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
+
+/** A whole number within `range` (lib's, for the client's options: one source for both). */
+function integer (range: OptionRange, unit = '') {
+  return Type.Integer({ minimum: range.min, maximum: range.max, default: range.default, description: `an integer from ${range.min} to ${range.max}${unit}` })
+}
+
+/** A cache time to live for `method`, with lib's default for it. */
+function cacheTtl (method: string) {
+  const { min, max } = CACHE_RANGES.ttlMs
+  return Type.Integer({ minimum: min, maximum: max, default: DEFAULT_CACHE_TTL_MS[method], description: `a whole number of milliseconds up to ${max} (0 turns the cache off)` })
+}
+
+const MS = ' (milliseconds)'
 
 export const ConfigSchema = Type.Object({
-  PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000, description: 'an integer from 0 to 65535' }),
+  PORT: integer({ default: 3000, min: 0, max: 65535 }),
   HOST: Type.String({ minLength: 1, default: '0.0.0.0', description: 'a host name or IP address to listen on' }),
   POCKETNET_NODES: Type.String({ default: DEFAULT_NODES.join(','), description: POCKETNET_NODES_RULE }),
-  RPC_DEADLINE_MS: Type.Integer({ minimum: 100, maximum: 120_000, default: 5000, description: 'an integer from 100 to 120000 (milliseconds)' }),
-  RPC_TIMEOUT_MS: Type.Integer({ minimum: 50, maximum: 120_000, default: 2000, description: 'an integer from 50 to 120000 (milliseconds)' }),
-  POCKETNET_PROBE_INTERVAL_MS: Type.Integer({ minimum: 50, maximum: 3_600_000, default: 30_000, description: 'an integer from 50 to 3600000 (milliseconds)' }),
-  POCKETNET_CONNECTIONS_PER_NODE: Type.Integer({ minimum: 1, maximum: 1024, default: 16, description: 'an integer from 1 to 1024' }),
-  POCKETNET_MAX_LAG_BLOCKS: Type.Integer({ minimum: 0, maximum: 10_000, default: 3, description: 'an integer from 0 to 10000' }),
-  CACHE_TTL_NODEINFO_MS: Type.Integer({ minimum: 0, maximum: 86_400_000, default: 5000, description: 'a whole number of milliseconds (0 turns the cache off)' }),
-  CACHE_TTL_PROFILE_MS: Type.Integer({ minimum: 0, maximum: 86_400_000, default: 60_000, description: 'a whole number of milliseconds (0 turns the cache off)' }),
-  CACHE_TTL_SEARCH_MS: Type.Integer({ minimum: 0, maximum: 86_400_000, default: 30_000, description: 'a whole number of milliseconds (0 turns the cache off)' }),
-  CACHE_MAX_ENTRIES: Type.Integer({ minimum: 1, maximum: 10_000_000, default: 10_000, description: 'an integer from 1 to 10000000' }),
-  CACHE_MAX_BYTES: Type.Integer({ minimum: 1024, maximum: 17_179_869_184, default: 67_108_864, description: 'a number of bytes from 1024' }),
+  RPC_DEADLINE_MS: integer(OPTION_RANGES.deadlineMs, MS),
+  RPC_TIMEOUT_MS: integer(OPTION_RANGES.attemptTimeoutMs, MS),
+  POCKETNET_PROBE_INTERVAL_MS: integer(OPTION_RANGES.probeIntervalMs, MS),
+  POCKETNET_CONNECTIONS_PER_NODE: integer(OPTION_RANGES.connectionsPerNode),
+  POCKETNET_MAX_LAG_BLOCKS: integer(OPTION_RANGES.maxLagBlocks),
+  CACHE_TTL_NODEINFO_MS: cacheTtl('getnodeinfo'),
+  CACHE_TTL_PROFILE_MS: cacheTtl('getuserprofile'),
+  CACHE_TTL_SEARCH_MS: cacheTtl('search'),
+  CACHE_MAX_ENTRIES: integer(CACHE_RANGES.maxEntries),
+  CACHE_MAX_BYTES: integer(CACHE_RANGES.maxBytes, ' (bytes)'),
   CACHE_SERVE_STALE: Type.Boolean({ default: true, description: 'true or false' }),
   CORS_ORIGINS: Type.String({ default: '', description: 'a comma-separated list of origins such as https://app.example, or * for any (empty: no cross-origin calls)' }),
-  RATE_LIMIT_MAX: Type.Integer({ minimum: 1, maximum: 1_000_000_000, default: 300, description: 'a positive integer (requests per window and client IP)' }),
+  RATE_LIMIT_MAX: integer({ default: 300, min: 1, max: 1_000_000_000 }),
   RATE_LIMIT_WINDOW: Type.String({ minLength: 1, default: '1 minute', pattern: '^(\\d+|\\d+ ?(ms|s|m|h|second|seconds|minute|minutes|hour|hours))$', description: 'milliseconds, or a duration such as "1 minute" or "30 seconds"' }),
   TRUST_PROXY: Type.String({ default: '', description: 'empty (trust no proxy), true, or a comma-separated list of proxy IPs or CIDRs whose X-Forwarded-For is believed' }),
-  SHUTDOWN_TIMEOUT_MS: Type.Integer({ minimum: 0, maximum: 600_000, default: 10_000, description: 'a whole number of milliseconds' }),
-  MAX_URL_LENGTH: Type.Integer({ minimum: 64, maximum: 65_536, default: 2048, description: 'an integer from 64 to 65536' }),
-  MAX_HEADER_BYTES: Type.Integer({ minimum: 1024, maximum: 1_048_576, default: 16_384, description: 'a number of bytes from 1024 to 1048576' }),
-  REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 600_000, default: 30_000, description: 'an integer from 100 to 600000 (milliseconds)' }),
-  HEAP_GROWING_PERCENT: Type.Integer({ minimum: 0, maximum: 1000, default: 50, description: 'an integer from 0 to 1000 (0: V8\'s own heap growth)' }),
+  SHUTDOWN_TIMEOUT_MS: integer({ default: 10_000, min: 0, max: 600_000 }, MS),
+  MAX_URL_LENGTH: integer({ default: 2048, min: 64, max: 65_536 }),
+  MAX_HEADER_BYTES: integer({ default: 16_384, min: 1024, max: 1_048_576 }, ' (bytes)'),
+  REQUEST_TIMEOUT_MS: integer({ default: 30_000, min: 100, max: 600_000 }, MS),
   NODE_ENV: Type.String({ default: 'production', description: 'development, production or test' }),
-  LOG_LEVEL: Type.Unsafe<Static<typeof LogLevel>>({ ...LogLevel, default: 'info', description: 'one of fatal, error, warn, info, debug, trace, silent' }),
+  LOG_LEVEL: Type.Unsafe<typeof LOG_LEVELS[number]>({ type: 'string', enum: [...LOG_LEVELS], default: 'info', description: `one of ${LOG_LEVELS.join(', ')}` }),
 })
 
 export type AppConfig = Static<typeof ConfigSchema>
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The validated configuration, for the plugins that read it. */
+    config: AppConfig
+  }
+}
 
 export class ConfigError extends Error {
   constructor (readonly problems: string[]) {

@@ -34,7 +34,7 @@ export interface UserProfile {
 
 const MAX_ADDRESSES = 100
 // Only the exact string "1" selects the short form; any other string (even "basic") gives
-// the full form, and a non-string is an RPC error (shared/pocketnet/node-rpc.md).
+// the full form, and a non-string is an RPC error (docs/pocketnet-node.md, "getuserprofile").
 const WIRE_FORM: Record<ProfileForm, string> = { basic: '1', full: '0' }
 
 export const getuserprofile: MethodSpec<GetUserProfileParams, UserProfile[]> = {

@@ -17,7 +17,7 @@
 export type WireType = 'string' | 'url-encoded' | 'int32' | 'address-or-list'
 
 export interface ParamSlot {
-  /** The node's name for the slot (see shared/pocketnet/public-rpc-methods.json). */
+  /** The node's name for the slot (docs/pocketnet-node.md, "Methods"). */
   name: string
   wire: WireType
   /** Sent when the slot is empty but a later slot is filled (positions cannot be skipped). */

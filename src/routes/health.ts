@@ -1,12 +1,15 @@
-/** `/healthz` (the process is alive) and `/readyz` (a Pocketnet node is usable), for orchestrators and load balancers. */
+/**
+ * `/healthz` (the process is alive) and `/readyz` (a Pocketnet node is usable), for orchestrators
+ * and load balancers, which poll them from a few addresses: not rate limited.
+ */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { errorText } from '../plugins/app/error-handler.js'
+import { errorText } from '../http/error-handler.js'
 import { HealthzSchema, ReadyzSchema } from '../schemas/health.js'
 
 const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  app.get('/healthz', { schema: HealthzSchema }, async () => ({ message: 'Alive' }))
+  app.get('/healthz', { schema: HealthzSchema, config: { rateLimit: false } }, async () => ({ message: 'Alive' }))
 
-  app.get('/readyz', { schema: ReadyzSchema }, async (_request, reply) => {
+  app.get('/readyz', { schema: ReadyzSchema, config: { rateLimit: false } }, async (_request, reply) => {
     let api
     try {
       api = await app.pocketnet.get()

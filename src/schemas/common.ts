@@ -1,13 +1,12 @@
 /**
  * Parameter schemas shared by routes, with the rule each one enforces. The rule texts are the
- * ones 400 answers show (see plugins/app/error-handler.ts), so the docs and errors agree.
+ * ones 400 answers show (see http/error-handler.ts), so the docs and errors agree.
  */
 import { Type } from 'typebox'
-import { POCKETNET_ADDRESS_RULE } from '../../lib/index.js'
+import { DEFAULT_PAGE_SIZE, POCKETNET_ADDRESS_RULE } from '../../lib/index.js'
 
 export const MAX_KEYWORD_LENGTH = 200
 export const MAX_PAGE_SIZE = 100
-export const DEFAULT_PAGE_SIZE = 20
 
 /** Rule per parameter name, phrased to follow "<name> must be". */
 export const PARAMETER_RULES: Record<string, string> = {
@@ -15,6 +14,7 @@ export const PARAMETER_RULES: Record<string, string> = {
   keyword: `1 to ${MAX_KEYWORD_LENGTH} characters, not only spaces`,
   page: 'a whole number from 0 (the page index)',
   pageSize: `a whole number from 1 to ${MAX_PAGE_SIZE}`,
+  hash: '64 lowercase hexadecimal characters (a transaction hash)',
 }
 
 /** Ajv format name for addresses, registered in app.ts with lib's checksum test. */

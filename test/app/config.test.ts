@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { DEFAULT_NODES } from '../../lib/index.js'
-import { ConfigError, loadConfig } from '../../src/config.js'
+import { CACHE_RANGES, CLIENT_ENV, DEFAULT_CACHE_TTL_MS, DEFAULT_NODES, OPTION_RANGES } from '../../lib/index.js'
+import { ConfigError, ConfigSchema, loadConfig } from '../../src/config.js'
 
 describe('loadConfig', () => {
   it('fills the defaults', () => {
@@ -16,21 +16,32 @@ describe('loadConfig', () => {
     assert.equal(config.LOG_LEVEL, 'info')
     assert.equal(config.POCKETNET_NODES, DEFAULT_NODES.join(','))
     assert.equal(config.CACHE_SERVE_STALE, true)
-    assert.equal(config.HEAP_GROWING_PERCENT, 50)
   })
 
-  it('reads switches and the heap growth', () => {
-    const config = loadConfig({ CACHE_SERVE_STALE: 'false', HEAP_GROWING_PERCENT: '0' })
-    assert.equal(config.CACHE_SERVE_STALE, false)
-    assert.equal(config.HEAP_GROWING_PERCENT, 0)
-    assert.throws(() => loadConfig({ CACHE_SERVE_STALE: 'maybe', HEAP_GROWING_PERCENT: '-1' }), (err: unknown) => {
+  it('reads switches', () => {
+    assert.equal(loadConfig({ CACHE_SERVE_STALE: 'false' }).CACHE_SERVE_STALE, false)
+    assert.throws(() => loadConfig({ CACHE_SERVE_STALE: 'maybe' }), (err: unknown) => {
       assert.ok(err instanceof ConfigError)
-      assert.deepEqual(err.problems, [
-        'CACHE_SERVE_STALE must be true or false (got "maybe")',
-        "HEAP_GROWING_PERCENT must be an integer from 0 to 1000 (0: V8's own heap growth) (got \"-1\")",
-      ])
+      assert.deepEqual(err.problems, ['CACHE_SERVE_STALE must be true or false (got "maybe")'])
       return true
     })
+  })
+
+  it('takes the defaults and bounds of the client\'s settings from lib, one source for both', () => {
+    const properties = ConfigSchema.properties as Record<string, { default?: unknown, minimum?: number, maximum?: number }>
+    for (const [variable, option] of Object.entries(CLIENT_ENV)) {
+      const schema = properties[variable]
+      assert.ok(schema, `${variable} is configurable`)
+      if (option === 'nodes') {
+        assert.equal(schema.default, DEFAULT_NODES.join(','))
+        continue
+      }
+      const range = OPTION_RANGES[option]
+      assert.deepEqual([schema.default, schema.minimum, schema.maximum], [range.default, range.min, range.max], variable)
+    }
+    assert.equal(properties.CACHE_MAX_BYTES?.default, CACHE_RANGES.maxBytes.default)
+    assert.equal(properties.CACHE_TTL_SEARCH_MS?.default, DEFAULT_CACHE_TTL_MS.search)
+    assert.equal(properties.CACHE_TTL_SEARCH_MS?.maximum, CACHE_RANGES.ttlMs.max)
   })
 
   it('converts numbers and keeps the node list', () => {

@@ -178,6 +178,31 @@ describe('the node emulator', () => {
     })
   })
 
+  describe('getcontent', () => {
+    it('answers the posts among the hashes, in its own order, without unknown ones', async (t) => {
+      const node = await startEmulator(t)
+      const [newer, older] = node.dataset.posts
+      assert.ok(newer && older)
+      const unknown = 'f'.repeat(64)
+      const { status, body } = await rpc(node.url, 'getcontent', [[newer.hash, unknown, older.hash]])
+      assert.equal(status, 200)
+      const ids = body.result.map((item: { id: number }) => item.id)
+      assert.deepEqual(ids, [newer.id, older.id].sort((a, b) => a - b), 'by row id, not request order')
+      assert.equal(body.result.find((item: { hash: string }) => item.hash === newer.hash).txid, newer.hash)
+      assert.equal((await rpc(node.url, 'getcontent', [older.hash])).body.result[0].hash, older.hash, 'one hash as a string')
+    })
+
+    it('answers [] for any number but 1 in third position, and -32603 for a hash that is not a string', async (t) => {
+      const node = await startEmulator(t)
+      const hash = (node.dataset.posts[0] as { hash: string }).hash
+      assert.equal((await rpc(node.url, 'getcontent', [[hash], '', 1])).body.result.length, 1)
+      assert.deepEqual((await rpc(node.url, 'getcontent', [[hash], '', 0])).body.result, [])
+      const wrong = await rpc(node.url, 'getcontent', [[42]])
+      assert.equal(wrong.status, 500)
+      assert.equal(wrong.body.error.code, -32603)
+    })
+  })
+
   describe('faults', () => {
     it('answers each fault as a real node or proxy would', async (t) => {
       const node = await startEmulator(t)

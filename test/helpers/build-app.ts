@@ -17,6 +17,8 @@ export interface TestAppOptions extends AppOverrides {
   /** Node base URLs; required so that a test can never fall back to the public node list. */
   nodes: string[]
   env?: Record<string, string>
+  /** Adds routes or hooks of the test's own before the app starts. */
+  extend?: (app: FastifyInstance) => unknown
 }
 
 export async function startApp (t: { after (fn: () => unknown): void }, options: TestAppOptions): Promise<TestApp> {
@@ -29,6 +31,7 @@ export async function startApp (t: { after (fn: () => unknown): void }, options:
   })
   const app = await buildApp(config, options)
   t.after(() => app.close())
+  await options.extend?.(app)
   await app.listen({ port: 0, host: '127.0.0.1' })
   const { port } = app.server.address() as { port: number }
   const url = `http://127.0.0.1:${port}`

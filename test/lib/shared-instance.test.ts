@@ -6,7 +6,7 @@ import { startEmulator } from '../helpers/start-emulator.js'
 describe('createSharedInstance', () => {
   it('shares one creation between concurrent first callers', async (t) => {
     const node = await startEmulator(t)
-    const shared = createSharedInstance({ nodes: [node.url], env: {} })
+    const shared = createSharedInstance({ nodes: [node.url] })
     t.after(() => shared.close())
     const clients = await Promise.all(Array.from({ length: 20 }, () => shared.get()))
     assert.equal(new Set(clients).size, 1)
@@ -29,7 +29,7 @@ describe('createSharedInstance', () => {
 
   it('closes the client and creates a new one afterwards', async (t) => {
     const node = await startEmulator(t)
-    const shared = createSharedInstance({ nodes: [node.url], env: {} })
+    const shared = createSharedInstance({ nodes: [node.url] })
     t.after(() => shared.close())
     const first = await shared.get()
     await shared.close()
@@ -43,7 +43,7 @@ describe('getPocketNetProxyInstance', () => {
   it('returns the one process-wide client', async (t) => {
     const node = await startEmulator(t)
     t.after(() => closePocketNetProxyInstance())
-    const [a, b] = await Promise.all([getPocketNetProxyInstance({ nodes: [node.url], env: {} }), getPocketNetProxyInstance()])
+    const [a, b] = await Promise.all([getPocketNetProxyInstance({ nodes: [node.url] }), getPocketNetProxyInstance()])
     assert.equal(a, b)
     assert.equal((await a.rpc.getnodeinfo()).lastblock.height, node.height)
   })

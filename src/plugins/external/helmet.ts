@@ -3,14 +3,17 @@
  * computes the set once at start and each answer copies it: helmet's per-request middleware
  * cost a tenth of the hot path's CPU.
  *
- * Pages (the demo, the docs) get the full set: a CSP for the demo page (its own scripts and
- * styles, avatars and post images from any https host) and no X-Frame-Options, since mini-apps
- * run in Bastyon's iframe. The docs page keeps the CSP @fastify/swagger-ui sets for it.
- * JSON answers under /api/ get the few headers that matter for an API.
+ * HTML pages (the demo, the docs) get the full set: a CSP for the demo page (its own scripts
+ * and styles, avatars and post images from any https host) and no X-Frame-Options, since
+ * mini-apps run in Bastyon's iframe. The docs page keeps the CSP @fastify/swagger-ui sets for it.
+ * Every other answer (JSON, scripts, styles) gets the few headers that matter for an API. The
+ * set follows what the answer is, not its URL, so a new route needs no entry anywhere.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { onSendHookHandler } from 'fastify'
 import fp from 'fastify-plugin'
 import helmet, { type HelmetOptions } from 'helmet'
+import { mirroredByReplay } from '../../fast-path/hook-ledger.js'
 
 const PAGE_OPTIONS: HelmetOptions = {
   contentSecurityPolicy: {
@@ -50,11 +53,13 @@ function headersOf (options: HelmetOptions): Record<string, string> {
 export default fp(async (app) => {
   const pageHeaders = Object.entries(headersOf(PAGE_OPTIONS))
   const apiHeaders = Object.entries(API_HEADERS)
-  app.addHook('onSend', (request, reply, payload, done) => {
-    const headers = request.url.startsWith('/api/') ? apiHeaders : pageHeaders
+  // The same headers for every answer of a kind: the fast path replays them as recorded.
+  app.addHook('onSend', mirroredByReplay<onSendHookHandler>(function securityHeaders (_request, reply, payload, done) {
+    const type = reply.getHeader('content-type')
+    const headers = typeof type === 'string' && type.startsWith('text/html') ? pageHeaders : apiHeaders
     for (const [name, value] of headers) {
       if (!reply.hasHeader(name)) reply.header(name, value)
     }
     done(null, payload)
-  })
+  }))
 }, { name: 'helmet' })

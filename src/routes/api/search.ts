@@ -1,25 +1,26 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { ParameterError, withFailureMessage } from '../../errors.js'
-import { DEFAULT_PAGE_SIZE } from '../../schemas/common.js'
+import { DEFAULT_PAGE_SIZE } from '../../../lib/index.js'
+import { sendSuccess } from '../../http/envelope.js'
+import { ParameterError } from '../../http/errors.js'
 import { SearchSchema } from '../../schemas/search.js'
-import { sendSuccess } from '../../success-envelope.js'
 
 // The node takes the item offset and the page size plus one (to tell whether a next page
 // exists) as signed 32-bit integers.
 const INT32_MAX = 2 ** 31 - 1
 
 const searchRoute: FastifyPluginAsyncTypebox = async (app) => {
-  app.get('/search', { schema: SearchSchema }, (request, reply) => {
+  app.get('/search', {
+    schema: SearchSchema,
+    config: { failureMessage: 'Search operation failed', maxAgeMs: app.config.CACHE_TTL_SEARCH_MS, replay: true },
+  }, async (request, reply) => {
     // Absent values get their schema defaults before the handler runs.
     const { keyword, page = 0, pageSize = DEFAULT_PAGE_SIZE } = request.query
     if ((page + 1) * pageSize + 1 > INT32_MAX) {
       throw new ParameterError('query parameter', 'page', `must keep (page + 1) × pageSize below ${INT32_MAX} (the node's 32-bit range)`)
     }
-    return withFailureMessage('Search operation failed', async () => {
-      const api = await app.pocketnet.get()
-      const data = await api.rpc.search({ keyword: String(keyword), type: 'content', pageStart: Number(page), pageSize: Number(pageSize) })
-      return sendSuccess(reply, 'Search completed successfully', data)
-    })
+    const api = await app.pocketnet.get()
+    const data = await api.rpc.search({ keyword: String(keyword), type: 'content', pageStart: Number(page), pageSize: Number(pageSize) })
+    return sendSuccess(reply, 'Search completed successfully', data)
   })
 }
 

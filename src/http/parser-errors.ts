@@ -10,7 +10,7 @@ const ANSWERS: Record<string, [number, string, string, string]> = {
 }
 const MALFORMED: [number, string, string, string] = [400, 'Bad Request', 'Bad request', 'The request is not valid HTTP']
 
-export function writeClientError (err: Error & { code?: string }, socket: Socket): void {
+export function writeParserError (err: Error & { code?: string }, socket: Socket): void {
   if (err.code === 'ECONNRESET' || socket.destroyed) return
   const [status, reason, message, error] = ANSWERS[err.code ?? ''] ?? MALFORMED
   const body = JSON.stringify({ message, error })

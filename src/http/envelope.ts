@@ -2,8 +2,11 @@
  * Sends `{message, data}` for a route's success. The client's answer cache hands back the same
  * `data` object on every hit, so the serialized body and its ETag are kept beside it (in a
  * WeakMap: they go when the cache drops the answer) and a cache hit serializes and hashes nothing.
- * The reply is marked replayable: its body depends on `data` alone, so the fast path may answer
- * repeats with it for as long as `data` is the fresh cached answer.
+ *
+ * It also notes on the reply which cached answer the body renders: the fast path, on a route
+ * whose config asks for `replay`, may record the response and answer repeats with it for as long
+ * as the client says that answer is still fresh. Sending with sendSuccess alone never makes a
+ * route replayable.
  */
 import type { FastifyReply } from 'fastify'
 import { etagOf } from './etag.js'
@@ -15,8 +18,8 @@ interface Serialized {
   etag: string
 }
 
-/** What the fast path needs to replay a success (plugins/app/fast-path.ts). */
-export interface Replayable {
+/** A success as sent: the cached answer it renders, and its bytes (read by fast-path/recorder.ts). */
+export interface RenderedAnswer {
   answer: object
   body: Buffer
   etag: string
@@ -25,7 +28,7 @@ export interface Replayable {
 declare module 'fastify' {
   interface FastifyReply {
     /** Set by sendSuccess; null for every other answer. */
-    replayable: Replayable | null
+    renderedAnswer: RenderedAnswer | null
   }
 }
 
@@ -36,7 +39,7 @@ const KEEP_FROM_BYTES = 2048
 
 /**
  * @param answer the cached answer `data` comes from, when `data` is a part of it (a profile
- *   picked from the node's list): the fast path asks the cache about this object.
+ *   picked from the node's list): the fast path asks the client about this object.
  */
 export function sendSuccess (reply: FastifyReply, message: string, data: object, answer: object = data): FastifyReply {
   let entry = serialized.get(data)
@@ -45,6 +48,6 @@ export function sendSuccess (reply: FastifyReply, message: string, data: object,
     entry = { message, body, etag: etagOf(body) }
     if (body.length >= KEEP_FROM_BYTES) serialized.set(data, entry)
   }
-  reply.replayable = { answer, body: entry.body, etag: entry.etag }
+  reply.renderedAnswer = { answer, body: entry.body, etag: entry.etag }
   return reply.header('etag', entry.etag).type('application/json; charset=utf-8').send(entry.body)
 }

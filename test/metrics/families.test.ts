@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { Registry } from 'prom-client'
-import { CounterFamily, HistogramFamily } from '../../src/metric-families.js'
+import { CounterFamily, HistogramFamily } from '../../src/metrics/families.js'
 
 describe('metric families', () => {
   it('expose counters and cumulative histogram buckets in Prometheus text', async () => {

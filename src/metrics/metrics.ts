@@ -5,8 +5,8 @@
  * counts are plain numbers (metric-families.ts); prom-client formats them and adds Node's own.
  */
 import { Gauge, Registry, collectDefaultMetrics } from 'prom-client'
-import type { AttemptEvent, CacheOutcome, PocketNetProxyApi } from '../lib/index.js'
-import { CounterFamily, HistogramFamily } from './metric-families.js'
+import type { AttemptEvent, CacheOutcome, PocketNetProxyApi } from '../../lib/index.js'
+import { CounterFamily, HistogramFamily } from './families.js'
 
 export interface Metrics {
   registry: Registry

@@ -13,8 +13,8 @@ describe('OpenAPI document', () => {
     assert.equal(status, 200)
     assert.equal(body.openapi, '3.1.0')
     await SwaggerParser.validate(structuredClone(body))
-    assert.deepEqual(Object.keys(body.paths).sort(), ['/api/nodeinfo', '/api/search', '/api/user/{address}', '/healthz', '/readyz'])
-    for (const path of ['/api/nodeinfo', '/api/search', '/api/user/{address}']) {
+    assert.deepEqual(Object.keys(body.paths).sort(), ['/api/nodeinfo', '/api/post/{hash}', '/api/search', '/api/user/{address}', '/healthz', '/readyz'])
+    for (const path of ['/api/nodeinfo', '/api/post/{hash}', '/api/search', '/api/user/{address}']) {
       const responses = body.paths[path].get.responses
       assert.deepEqual(Object.keys(responses).sort(), ['200', '400', '404', '429', '500'], path)
       const success = responses['200'].content['application/json']

@@ -1,13 +1,20 @@
 /**
- * The only place that turns errors into responses: 400 for bad input, 404 for unknown routes,
- * the route's fixed 500 message for a failed handler, and `Internal server error` for anything
- * else (its detail shown only when NODE_ENV=development). Node URLs never reach a client:
- * lib's messages name nodes by position, and the log has the detail.
+ * The only place that turns errors into responses, all in the `{message, error}` envelope:
+ * - 400 for input that breaks a schema, and for a call the client refused before the wire
+ *   (`RPC_ERR_INVALID_PARAMS`: the request is to blame, not the network);
+ * - the status of a deliberate HttpError (404 no such account, 429 rate limit, ...) and of
+ *   Fastify's own 4xx (415, 413, malformed JSON);
+ * - 500 with the route's `failureMessage` (route-policy.ts) for any other failure of a route
+ *   that has one, the error's own text in `error`, as the spec says;
+ * - 500 `Internal server error` for the rest, with the detail only when NODE_ENV=development.
+ * Node URLs never reach a client: lib's messages name nodes by position, and the log has the
+ * detail.
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { HttpError, RouteFailure } from '../../errors.js'
-import { PARAMETER_RULES } from '../../schemas/common.js'
+import { PARAMETER_RULES } from '../schemas/common.js'
+import { HttpError } from './errors.js'
+import './route-policy.js'
 
 interface ValidationIssue {
   keyword: string
@@ -58,8 +65,8 @@ function send (reply: FastifyReply, status: number, message: string, error: stri
   return reply.code(status).type('application/json; charset=utf-8').send({ message, error })
 }
 
-export default fp<{ nodeEnv: string }>(async (app, { nodeEnv }) => {
-  const development = nodeEnv === 'development'
+export default fp(async (app) => {
+  const development = app.config.NODE_ENV === 'development'
 
   app.setErrorHandler((err: FastifyError | Error, request: FastifyRequest, reply: FastifyReply) => {
     const fastifyError = err as FastifyError
@@ -68,14 +75,16 @@ export default fp<{ nodeEnv: string }>(async (app, { nodeEnv }) => {
       return send(reply, 400, title, detail)
     }
     if (err instanceof HttpError) return send(reply, err.statusCode, err.title, err.message)
-    if (err instanceof RouteFailure) {
-      const cause = err.cause as { code?: string, method?: string, node?: string } | undefined
-      request.log.warn({ err: err.cause, code: cause?.code, method: cause?.method, node: cause?.node }, err.title)
-      return send(reply, 500, err.title, errorText(err.cause))
-    }
+    const { code, method, node } = err as { code?: unknown, method?: unknown, node?: unknown }
+    if (code === 'RPC_ERR_INVALID_PARAMS') return send(reply, 400, STATUS_TITLES[400] as string, err.message)
     const status = fastifyError.statusCode
     if (typeof status === 'number' && status >= 400 && status < 500) {
       return send(reply, status, STATUS_TITLES[status] ?? 'Bad request', err.message)
+    }
+    const failureMessage = request.routeOptions.config?.failureMessage
+    if (failureMessage !== undefined) {
+      request.log.warn({ err, code, method, node }, failureMessage)
+      return send(reply, 500, failureMessage, errorText(err))
     }
     request.log.error({ err }, 'Internal server error')
     return send(reply, 500, 'Internal server error', development ? errorText(err) : 'Unknown error')

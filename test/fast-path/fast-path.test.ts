@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { createSharedInstance } from '../../lib/index.js'
-import { FastPath, type Recording } from '../../src/fast-path.js'
-import { RateLimiter } from '../../src/rate-limiter.js'
+import { FastPath, type Recording } from '../../src/fast-path/fast-path.js'
 import { startApp, type TestApp } from '../helpers/build-app.js'
 import { startEmulator } from '../helpers/start-emulator.js'
 import { waitFor } from '../helpers/wait-for.js'
@@ -169,8 +168,8 @@ describe('the fast path', () => {
   })
 
   it('keeps recordings bounded by count and by body bytes', () => {
-    const fastPath = new FastPath({ maxEntries: 2, maxBytes: 100, isFreshAnswer: () => true, limiter: new RateLimiter(10, 1000), clientAddress: () => 'a', requestId: () => 'id' })
-    const recording = (bytes: number): Recording => ({ count: () => {}, answer: new WeakRef({}), body: Buffer.alloc(bytes), etag: 'W/"x"', headers: [], vary: [] })
+    const fastPath = new FastPath({ maxEntries: 2, maxBytes: 100 })
+    const recording = (bytes: number): Recording => ({ count: () => {}, answer: new WeakRef({}), body: Buffer.alloc(bytes), etag: 'W/"x"', headers: [], vary: [], rateLimited: true })
     for (const url of ['/a', '/b', '/c']) fastPath.record(url, recording(10))
     assert.equal(fastPath.size, 2)
     fastPath.record('/big', recording(101))

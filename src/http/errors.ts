@@ -1,0 +1,19 @@
+/**
+ * Errors the HTTP layer throws. They carry what the envelope needs; http/error-handler.ts is the
+ * only place that turns errors into responses.
+ */
+
+/** A 4xx answer: `title` becomes the envelope's `message`, the error's message its `error`. */
+export class HttpError extends Error {
+  constructor (readonly statusCode: number, readonly title: string, detail: string) {
+    super(detail)
+    this.name = 'HttpError'
+  }
+}
+
+/** A request parameter broke a rule that the schema cannot express (e.g. across two fields). */
+export class ParameterError extends HttpError {
+  constructor (location: string, field: string, rule: string) {
+    super(400, `Invalid ${location}: ${field}`, `${field} ${rule}`)
+  }
+}

@@ -1,0 +1,40 @@
+/**
+ * What a route says about itself, in its Fastify `config`; the hooks that apply a policy read
+ * it from `request.routeOptions.config`, so no URL table anywhere lists routes.
+ *
+ * ```ts
+ * app.get('/post/:hash', {
+ *   schema: PostSchema,
+ *   config: { failureMessage: 'Failed to retrieve post', maxAgeMs: 60_000, replay: true },
+ * }, handler)
+ * ```
+ * `rateLimit` is @fastify/rate-limit's own: `false` exempts a route (probes, metrics, docs), an
+ * object gives it limits of its own.
+ */
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * The spec's fixed `message` when the handler fails (the RPC call or the client's creation):
+     * 500 `{message, error}` with the error's own text. Without it, a failure is the general
+     * `Internal server error`. See http/error-handler.ts.
+     */
+    failureMessage?: string
+    /**
+     * `Cache-Control: public, max-age` of a 200 answer to GET (http/http-cache.ts); 0 gives
+     * `no-cache`. Without it, every answer is `no-store`. Match it to how long the client keeps
+     * the node's answer, so that browsers and the service agree.
+     */
+    maxAgeMs?: number
+    /**
+     * The fast path may answer repeats of this GET with the recorded response, before Fastify:
+     * only for an answer that is the same for every caller of the URL (no user, no cookie, no
+     * header other than those in `Vary`). Refused at start-up on a route with hooks of its own
+     * or marked `auth`. See docs/fast-path.md.
+     */
+    replay?: boolean
+    /** The route needs a signed-in user. Such a route is never replayed. */
+    auth?: boolean
+  }
+}
+
+export {}

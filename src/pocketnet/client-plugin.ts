@@ -1,0 +1,35 @@
+/**
+ * The one shared Pocketnet client of this app (`app.pocketnet`): created on the first request
+ * that needs it, shared by every later request, closed when the app closes. Its options come
+ * from the configuration (client-options.ts); its attempts and cache lookups feed the metrics.
+ */
+import fp from 'fastify-plugin'
+import { createSharedInstance, type SharedInstance } from '../../lib/index.js'
+import { clientOptions } from './client-options.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** `await app.pocketnet.get()` gives the shared client. */
+    pocketnet: SharedInstance
+  }
+}
+
+export interface ClientPluginOptions {
+  /** A client of the caller's own (tests); default: one made from the configuration. */
+  client?: SharedInstance | undefined
+  /** Milliseconds on a monotonic clock, for the client's deadlines and cache; default performance.now. */
+  clock?: (() => number) | undefined
+}
+
+export default fp<ClientPluginOptions>(async (app, { client: given, clock }) => {
+  const { metrics } = app
+  const client = given ?? createSharedInstance({
+    ...clientOptions(app.config),
+    onAttempt: metrics.onAttempt,
+    onCacheLookup: metrics.onCacheLookup,
+    ...(clock ? { clock } : {}),
+  })
+  metrics.watchClient(() => client.peek())
+  app.decorate('pocketnet', client)
+  app.addHook('onClose', () => client.close())
+}, { name: 'pocketnet-client', dependencies: ['metrics'] })

@@ -1,0 +1,97 @@
+/**
+ * Per-client rate limit, by @fastify/rate-limit: RATE_LIMIT_MAX requests per RATE_LIMIT_WINDOW
+ * and client address (http/client-address.ts: X-Forwarded-For only from TRUST_PROXY proxies;
+ * IPv6 clients by their /64, as the plugin does), answered 429 in the envelope with Retry-After;
+ * every counted answer carries X-RateLimit-Limit, -Remaining and -Reset.
+ *
+ * Every route counts unless its config says `rateLimit: false` (probes, metrics); a route with
+ * `rateLimit: { max, timeWindow }` gets the plugin's limits of its own.
+ *
+ * The fast path answers in front of Fastify, so it counts too, in the same store
+ * (`app.countRequest`), and keeps its count on the request: when it hands a request on to
+ * Fastify after all, the hook here reads that count instead of counting the request again.
+ */
+import type { IncomingMessage } from 'node:http'
+import rateLimit, { normalizeIP, type FastifyRateLimitStoreCtor } from '@fastify/rate-limit'
+import type { onRequestHookHandler } from 'fastify'
+import fp from 'fastify-plugin'
+import type { RateDecision } from '../fast-path/fast-path.js'
+import { mirroredByReplay } from '../fast-path/hook-ledger.js'
+import { clientAddressResolver, parseTrustProxy } from '../http/client-address.js'
+import { HttpError } from '../http/errors.js'
+import { FixedWindowStore } from './store.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Counts a raw request in the rate limit, as the fast path does before it answers. */
+    countRequest: (request: IncomingMessage) => RateDecision
+  }
+}
+
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, second: 1000, seconds: 1000, m: 60_000, minute: 60_000, minutes: 60_000, h: 3_600_000, hour: 3_600_000, hours: 3_600_000 }
+
+/** `"1 minute"`, `"30s"`, `"500 ms"` or plain milliseconds (`"60000"`), as RATE_LIMIT_WINDOW takes them. */
+export function parseWindow (text: string): number {
+  const match = /^(\d+) ?([a-z]*)$/.exec(text.trim())
+  const unit = match?.[2] === '' ? 1 : UNIT_MS[match?.[2] ?? '']
+  if (match === null || unit === undefined) throw new TypeError(`not a duration: ${JSON.stringify(text)}`)
+  return Number(match[1]) * unit
+}
+
+/** Where the fast path keeps its count on a request it hands on to Fastify. */
+const COUNTED = Symbol('rate decision')
+type Counted = IncomingMessage & { [COUNTED]?: RateDecision }
+
+function tooManyRequests (max: number, resetSeconds: number): HttpError {
+  return new HttpError(429, 'Too many requests', `Rate limit of ${max} requests exceeded: retry in ${resetSeconds} s`)
+}
+
+export interface RateLimitOptions {
+  /** Milliseconds, for the windows; default Date.now. */
+  clock?: (() => number) | undefined
+}
+
+export default fp<RateLimitOptions>(async (app, { clock }) => {
+  const max = app.config.RATE_LIMIT_MAX
+  const windowMs = parseWindow(app.config.RATE_LIMIT_WINDOW)
+  const clientAddress = clientAddressResolver(parseTrustProxy(app.config.TRUST_PROXY))
+  const keyOf = (request: IncomingMessage): string => normalizeIP(clientAddress(request))
+  const store = new FixedWindowStore(clock)
+  // The plugin makes its store with `new`; a constructor that returns an object gives that
+  // object, so the plugin counts in the very store the fast path counts in.
+  const SharedStore = function () { return store } as unknown as FastifyRateLimitStoreCtor
+
+  await app.register(rateLimit, {
+    global: false,
+    max,
+    timeWindow: windowMs,
+    store: SharedStore,
+    keyGenerator: request => keyOf(request.raw),
+    errorResponseBuilder: (_request, context) => tooManyRequests(context.max, Math.ceil(context.ttl / 1000)),
+  })
+
+  app.decorate('countRequest', (request: IncomingMessage): RateDecision => {
+    const { current, ttl } = store.take(keyOf(request), windowMs)
+    const decision = { allowed: current <= max, limit: max, remaining: Math.max(0, max - current), resetSeconds: Math.ceil(ttl / 1000) }
+    ;(request as Counted)[COUNTED] = decision
+    return decision
+  })
+
+  const limit = app.rateLimit() as onRequestHookHandler
+  const countOnce = mirroredByReplay(async function countOnce (this: unknown, request, reply) {
+    const counted = (request.raw as Counted)[COUNTED]
+    if (counted === undefined) return limit.call(app, request, reply, () => {})
+    reply.header('x-ratelimit-limit', counted.limit)
+    reply.header('x-ratelimit-remaining', counted.remaining)
+    reply.header('x-ratelimit-reset', counted.resetSeconds)
+    if (!counted.allowed) {
+      reply.header('retry-after', counted.resetSeconds)
+      throw tooManyRequests(max, counted.resetSeconds)
+    }
+  } as onRequestHookHandler)
+  app.addHook('onRoute', (route) => {
+    // false: not counted; an object: the plugin's own hook, with the route's own limits.
+    if (route.config?.rateLimit !== undefined) return
+    route.onRequest = [...[route.onRequest ?? []].flat(), countOnce]
+  })
+}, { name: 'rate-limit' })

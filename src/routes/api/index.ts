@@ -1,0 +1,18 @@
+/**
+ * The mini-app API, mounted at `/api` by app.ts. One file per route; a new route is a new file
+ * and one line here (docs/adding-a-route.md).
+ */
+import type { FastifyPluginAsync } from 'fastify'
+import nodeInfoRoute from './nodeinfo.js'
+import postRoute from './post.js'
+import searchRoute from './search.js'
+import userRoute from './user.js'
+
+const apiRoutes: FastifyPluginAsync = async (api) => {
+  await api.register(nodeInfoRoute)
+  await api.register(userRoute)
+  await api.register(searchRoute)
+  await api.register(postRoute)
+}
+
+export default apiRoutes

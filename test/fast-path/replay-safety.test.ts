@@ -1,0 +1,132 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import type { FastifyInstance, FastifyPluginAsync, FastifyRequest, onSendHookHandler } from 'fastify'
+import fp from 'fastify-plugin'
+import { Type } from 'typebox'
+import { buildApp } from '../../src/app.js'
+import { loadConfig } from '../../src/config.js'
+import { mirroredByReplay } from '../../src/fast-path/hook-ledger.js'
+import { sendSuccess } from '../../src/http/envelope.js'
+import { Address } from '../../src/schemas/common.js'
+import { startApp, type TestApp } from '../helpers/build-app.js'
+import { startEmulator } from '../helpers/start-emulator.js'
+
+async function fastAnswers (service: TestApp): Promise<number> {
+  const { body } = await service.get('/metrics')
+  return String(body).split('\n')
+    .filter(row => row.startsWith('http_fast_path_answers_total'))
+    .reduce((sum, row) => sum + Number(row.split(' ').at(-1)), 0)
+}
+
+/** An app with `extend` applied, started the way server.ts starts it: resolves, or rejects with why. */
+async function startWith (t: { after (fn: () => unknown): void }, extend: (app: FastifyInstance) => unknown): Promise<FastifyInstance> {
+  const app = await buildApp(loadConfig({ LOG_LEVEL: 'silent', POCKETNET_NODES: 'http://127.0.0.1:9' }))
+  t.after(() => app.close())
+  await extend(app)
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  return app
+}
+
+/** Who is calling, for the per-user route below: a stand-in for sign-in (`request.user`). */
+function callerAddress (request: FastifyRequest): string {
+  return String(request.headers['x-demo-user'])
+}
+
+const MeSchema = { response: { 200: Type.Object({ message: Type.String(), data: Type.Object({ address: Address, profile: Type.Unknown() }) }) } }
+
+/** A route as docs/adding-a-route.md shows it, whose answer depends on the caller. */
+const meRoute: FastifyPluginAsync = async (app) => {
+  // docs:per-user-route:start
+  app.get('/me', {
+    schema: MeSchema,
+    // No replay: the URL is the same for every caller, the answer is not.
+    config: { failureMessage: 'Failed to retrieve your profile' },
+  }, async (request, reply) => {
+    const address = callerAddress(request)
+    const api = await app.pocketnet.get()
+    const profiles = await api.rpc.getuserprofile({ address, shortForm: 'basic' })
+    const profile = profiles.find(candidate => candidate.address === address) ?? null
+    return sendSuccess(reply, 'Profile retrieved successfully', { address, profile }, profiles)
+  })
+  // docs:per-user-route:end
+}
+
+describe('replay is safe by construction', () => {
+  it('never replays a route that did not ask for it: each caller of a per-user route gets their own answer', async (t) => {
+    const node = await startEmulator(t)
+    const service = await startApp(t, { nodes: [node.url], extend: app => app.register(meRoute, { prefix: '/api' }) })
+    const users = node.dataset.users.filter(user => !user.deleted).slice(0, 2)
+    assert.equal(users.length, 2)
+    for (let i = 0; i < 4; i++) {
+      for (const user of users) {
+        const { status, body } = await service.get('/api/me', { headers: { 'x-demo-user': user.address } })
+        assert.equal(status, 200)
+        assert.equal(body.data.address, user.address)
+        assert.equal(body.data.profile.name, user.name)
+      }
+    }
+    assert.equal(await fastAnswers(service), 0)
+    // The same service replays a route that asks for it.
+    for (let i = 0; i < 3; i++) assert.equal((await service.get('/api/nodeinfo')).status, 200)
+    assert.equal(await fastAnswers(service), 1)
+  })
+
+  it('refuses at start-up a replay route with a hook of its own', async (t) => {
+    await assert.rejects(startWith(t, app => {
+      app.get('/api/mine', {
+        config: { replay: true },
+        onRequest: async function authenticate () {},
+      }, async () => ({ message: 'ok', data: {} }))
+    }), { message: /GET \/api\/mine asks for replay, but a replayed answer would skip its onRequest hook "authenticate"/ })
+  })
+
+  it('refuses at start-up a replay route under a hook of its plugin, or of the root', async (t) => {
+    const scoped: FastifyPluginAsync = async (api) => {
+      api.addHook('preHandler', async function checkTenant () {})
+      api.get('/scoped', { config: { replay: true } }, async () => ({ message: 'ok', data: {} }))
+    }
+    await assert.rejects(startWith(t, app => app.register(scoped, { prefix: '/api' })), { message: /GET \/api\/scoped .* preHandler hook "checkTenant"/ })
+    const global = fp(async (app) => {
+      app.addHook('onSend', async function stampUser () {})
+    })
+    await assert.rejects(startWith(t, app => app.register(global)), { message: /GET \/api\/nodeinfo asks for replay, but a replayed answer would skip its onSend hook "stampUser"/ })
+    // A hook in a sibling context does not run on the route: no refusal.
+    const sibling: FastifyPluginAsync = async (other) => { other.addHook('onRequest', async function elsewhere () {}) }
+    await startWith(t, app => app.register(sibling))
+  })
+
+  it('refuses replay on a route marked auth, or on anything but GET', async (t) => {
+    await assert.rejects(startWith(t, app => {
+      app.get('/api/me', { config: { replay: true, auth: true } }, async () => ({ message: 'ok', data: {} }))
+    }), { message: /GET \/api\/me: a route marked auth answers per user and must never be replayed/ })
+    await assert.rejects(startWith(t, app => {
+      app.post('/api/note', { config: { replay: true } }, async () => ({ message: 'ok', data: {} }))
+    }), { message: /POST \/api\/note: replay is for GET routes only/ })
+  })
+
+  it('never replays a header set per request, even by a hook marked as mirrored', async (t) => {
+    const node = await startEmulator(t)
+    let served = 0
+    // A hook that claims the fast path reproduces it, and does not: the allow-list still holds.
+    const stamp = mirroredByReplay<onSendHookHandler>(function stamp (_request, reply, payload, done) {
+      reply.header('x-served', String(++served))
+      done(null, payload)
+    })
+    const service = await startApp(t, { nodes: [node.url], extend: app => app.addHook('onSend', stamp) })
+    const stamps = []
+    for (let i = 0; i < 5; i++) stamps.push((await service.get('/api/search?keyword=bitcoin')).headers.get('x-served'))
+    assert.deepEqual(stamps, ['1', '2', '3', '4', '5'])
+    assert.equal(await fastAnswers(service), 0)
+  })
+
+  it('never replays an answer with a cookie', async (t) => {
+    const node = await startEmulator(t)
+    const cookie = mirroredByReplay<onSendHookHandler>(function cookie (_request, reply, payload, done) {
+      reply.header('set-cookie', 'session=abc')
+      done(null, payload)
+    })
+    const service = await startApp(t, { nodes: [node.url], extend: app => app.addHook('onSend', cookie) })
+    for (let i = 0; i < 4; i++) assert.equal((await service.get('/api/nodeinfo')).headers.get('set-cookie'), 'session=abc')
+    assert.equal(await fastAnswers(service), 0)
+  })
+})

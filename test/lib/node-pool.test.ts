@@ -1,0 +1,72 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { RpcTransportError } from '../../lib/errors.js'
+import { NodePool, type Attempt, type PoolNode } from '../../lib/node-pool.js'
+import { manualClock } from '../helpers/manual-clock.js'
+
+/** A pool over two nodes that no attempt here ever contacts: the attempts are the test's own. */
+function createPool (t: { after (fn: () => unknown): void }, clock: () => number): NodePool {
+  const pool = new NodePool({
+    nodes: ['http://127.0.0.1:9/a', 'http://127.0.0.1:9/b'],
+    connectionsPerNode: 1,
+    maxResponseBytes: 1024,
+    probeIntervalMs: 60_000,
+    maxLagBlocks: 3,
+    hedging: false,
+    clock,
+  })
+  t.after(() => pool.close())
+  return pool
+}
+
+describe('NodePool, on its injected clock', () => {
+  it('fails over within the deadline, giving each attempt what is left of it', async (t) => {
+    const clock = manualClock()
+    const pool = createPool(t, clock.now)
+    const timeouts: number[] = []
+    const answer = await pool.run('search', (async (node: PoolNode, timeoutMs: number) => {
+      timeouts.push(timeoutMs)
+      if (timeouts.length === 1) {
+        clock.advance(700)
+        throw new RpcTransportError('search', `${node.transport.name} failed: connection reset`)
+      }
+      return node.transport.name
+    }) as Attempt<string>, { deadlineMs: 1000, attemptTimeoutMs: 500 })
+    assert.deepEqual(timeouts, [500, 300], 'the second attempt gets the 300 ms left, not its full 500')
+    assert.match(answer, /^node [12]$/)
+  })
+
+  it('stops failing over once the deadline has passed, and says what failed', async (t) => {
+    const clock = manualClock()
+    const pool = createPool(t, clock.now)
+    let attempts = 0
+    await assert.rejects(pool.run('search', async () => {
+      attempts++
+      clock.advance(1000)
+      throw new RpcTransportError('search', 'node failed: connection reset')
+    }, { deadlineMs: 1000, attemptTimeoutMs: 1000 }), (err: Error & { code?: string }) => {
+      assert.equal(err.code, 'RPC_ERR_UNAVAILABLE')
+      assert.match(err.message, /connection reset/)
+      return true
+    })
+    assert.equal(attempts, 1, 'the other node is not tried past the deadline')
+  })
+
+  it('sends the next calls to the healthy node while a failed one cools down', async (t) => {
+    const clock = manualClock()
+    const pool = createPool(t, clock.now)
+    const asked: string[] = []
+    const attempt: Attempt<string> = async (node) => {
+      asked.push(node.transport.name)
+      if (node.transport.name === 'node 1') throw new RpcTransportError('search', 'node 1 failed: connection refused')
+      return 'ok'
+    }
+    // Until node 1 has failed once, either node may be picked.
+    while (!asked.includes('node 1')) await pool.run('search', attempt, { deadlineMs: 1000, attemptTimeoutMs: 500 })
+    asked.length = 0
+    for (let i = 0; i < 20; i++) assert.equal(await pool.run('search', attempt, { deadlineMs: 1000, attemptTimeoutMs: 500 }), 'ok')
+    assert.deepEqual(new Set(asked), new Set(['node 2']))
+    const [first] = pool.snapshot()
+    assert.equal(first?.circuit, 'open')
+  })
+})
