@@ -17,6 +17,18 @@ import autocannon from 'autocannon'
 
 export const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50)
 
+/**
+ * The node arguments of the start script in `dir`'s package.json (`exec node <V8 flags>
+ * dist/src/server.js`), so that the benchmarks run the service exactly as it ships.
+ */
+export function startArgsOf (dir: URL | string): string[] {
+  const { scripts } = JSON.parse(readFileSync(join(dir instanceof URL ? dir.pathname : dir, 'package.json'), 'utf8')) as { scripts: { start: string } }
+  const words = scripts.start.trim().split(/\s+/)
+  return words.slice(words.indexOf('node') + 1)
+}
+
+export const START_ARGS = startArgsOf(new URL('../', import.meta.url))
+
 export interface Measured {
   name: string
   requestsPerSecond: number
@@ -93,10 +105,10 @@ export async function getOnce (url: string): Promise<{ status: number, body: Buf
 }
 
 /** The built service, exactly as `npm start` runs it. */
-export async function startService (env: Record<string, string>): Promise<{ child: ChildProcess, port: number }> {
+export async function startService (env: Record<string, string>, nodeArgs: string[] = START_ARGS, cwd?: string): Promise<{ child: ChildProcess, port: number }> {
   const port = await freePort()
-  const [command, args] = pinned('server', process.execPath, ['dist/src/server.js'])
-  const child = spawn(command, args, { env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' }, stdio: ['ignore', 'ignore', 'inherit'] })
+  const [command, args] = pinned('server', process.execPath, nodeArgs)
+  const child = spawn(command, args, { cwd, env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' }, stdio: ['ignore', 'ignore', 'inherit'] })
   for (;;) {
     if (child.exitCode !== null) throw new Error(`the service exited with code ${child.exitCode}`)
     try {

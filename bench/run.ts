@@ -4,24 +4,28 @@
  * limit. Scenarios (50 connections each, see bench/README.md):
  *   a  one hot search key
  *   b  Zipf(1.1) over 500 keywords, pages 0–2
+ *   a′ a again, on a service started without the V8 flag that keeps nextTick's hidden classes
+ *      (--retain-maps-for-n-gc): what that flag of the start script is worth
  *   c  a new keyword every request (the cache cannot help): 60 s on a fresh service for its
  *      memory, then in rounds beside the emulator alone (c₀) and a bare node:http proxy (c₁),
  *      so that the latency each adds is read within a round
- * Writes bench/results.md.
+ * and the time from `node` to listening (startup.ts). Writes bench/results.md.
  */
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { getDefaultDataset, seeded } from '../devnode/data/generate.js'
-import { CONNECTIONS, CPUS, assertWrk, getOnce, metricSum, peakRssMb, startChild, startService, stop, withCpu, wrk, type Measured } from './harness.js'
-import { zipfSampler } from './zipf.js'
+import { CONNECTIONS, CPUS, START_ARGS, assertWrk, getOnce, metricSum, peakRssMb, startChild, startService, stop, withCpu, wrk, type Measured } from './harness.js'
+import { measureStartup } from './startup.js'
+import { zipfSearchPaths } from './zipf.js'
 
 /** a, b and the limit are measured in rounds, one after the other, each round giving its own ratios. */
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 5)
 const COLD_DURATION_S = Number(process.env.BENCH_COLD_DURATION_S ?? 60)
 const WARMUP_S = 2
+/** Where the hand-written part of results.md starts. */
+const FINDINGS = '## Findings'
 const UPSTREAM_LATENCY_MS = 20
 const ZIPF_DRAWS = 100_000
 
@@ -29,15 +33,8 @@ assertWrk()
 execFileSync('npm', ['run', 'build'], { stdio: 'inherit' })
 const work = mkdtempSync(join(tmpdir(), 'bench-'))
 
-// b's requests, drawn once with a seeded PRNG: the same sequence every run. The keywords are the
-// 500 most frequent words of the emulator's dataset, most frequent first (Zipf rank 0 is the hottest).
-const frequency = new Map<string, number>()
-for (const post of getDefaultDataset().posts) for (const word of post.words) if (word.length >= 3) frequency.set(word, (frequency.get(word) ?? 0) + 1)
-const keywords = [...frequency].sort((a, b) => b[1] - a[1]).slice(0, 500).map(([word]) => encodeURIComponent(word))
-const random = seeded(42)
-const rank = zipfSampler(keywords.length, 1.1, random)
 const zipfPaths = join(work, 'zipf-paths.txt')
-writeFileSync(zipfPaths, Array.from({ length: ZIPF_DRAWS }, () => `/api/search?keyword=${keywords[rank()]}&page=${Math.floor(random() * 3)}&pageSize=20`).join('\n'))
+writeFileSync(zipfPaths, zipfSearchPaths(ZIPF_DRAWS).join('\n'))
 
 const emulator = await startChild('devnode/cli.ts', [], { DEVNODE_PORT: '0', DEVNODE_LATENCY_MS: String(UPSTREAM_LATENCY_MS) }, 'load')
 const emulatorUrl = `http://127.0.0.1:${emulator.port}`
@@ -49,8 +46,12 @@ const SERVICE_ENV = {
   POCKETNET_CONNECTIONS_PER_NODE: '128',
   RATE_LIMIT_MAX: '1000000000',
 }
+const startup = await measureStartup(SERVICE_ENV)
 let service = await startService(SERVICE_ENV)
 let base = `http://127.0.0.1:${service.port}`
+const RETAIN_FLAG = '--retain-maps-for-n-gc'
+const withoutRetain = await startService(SERVICE_ENV, START_ARGS.filter(arg => !arg.startsWith(RETAIN_FLAG)))
+const withoutRetainBase = `http://127.0.0.1:${withoutRetain.port}`
 const hotPath = '/api/search?keyword=bitcoin&page=0&pageSize=20'
 const sample = (await getOnce(base + hotPath)).body
 const bodyBytes = sample.byteLength
@@ -105,8 +106,8 @@ function median (values: number[]): number {
 }
 
 const results: Measured[] = []
-/** Per round, the requests/s of the limit, a and b. */
-const rounds: Array<[Measured, Measured, Measured]> = []
+/** Per round, the limit, a, b and a′. */
+const rounds: Array<[Measured, Measured, Measured, Measured]> = []
 /** Per round, c₀, c₁ and c. */
 const coldRounds: Array<[Measured, Measured, Measured]> = []
 let coldStart: Measured | undefined
@@ -116,6 +117,7 @@ try {
   wrk('warm-up', limitUrl, WARMUP_S)
   wrk('warm-up', base + hotPath, WARMUP_S)
   wrk('warm-up', base, WARMUP_S, 'paths.lua', [zipfPaths])
+  wrk('warm-up', withoutRetainBase + hotPath, WARMUP_S)
   // The machine's speed drifts (it is shared): the limit is measured again beside a and b in
   // every round, and the ratios are taken within each round.
   for (let round = 0; round < ROUNDS; round++) {
@@ -123,9 +125,11 @@ try {
       await withCpu(baseline.child.pid, () => wrk('limit: bare node:http', limitUrl, DURATION_S)),
       await onService('a: one hot search key', base + hotPath, DURATION_S),
       await onService('b: Zipf(1.1) over 500 keywords, pages 0–2', base, DURATION_S, 'paths.lua', [zipfPaths]),
+      await withCpu(withoutRetain.child.pid, () => wrk(`a′: a, on a service started without ${RETAIN_FLAG}`, withoutRetainBase + hotPath, DURATION_S)),
     ])
   }
-  for (const scenario of [0, 1, 2] as const) results.push(combined(rounds.map(round => round[scenario])))
+  for (const scenario of [0, 1, 2, 3] as const) results.push(combined(rounds.map(round => round[scenario])))
+  await stop(withoutRetain.child)
 
   // A fresh service for c, so that its peak memory is the cold path's, not a and b's cached answers.
   await stop(service.child)
@@ -154,15 +158,16 @@ try {
   serviceSide = await addedInsideService(base)
 } finally {
   await stop(service.child)
+  await stop(withoutRetain.child)
   await stop(baseline.child)
   await stop(emulator.child)
 }
 
-const [limit, hot, zipf, upstream, bareProxy, cold] = results as [Measured, Measured, Measured, Measured, Measured, Measured]
+const [limit, hot, zipf, hotWithoutRetain, upstream, bareProxy, cold] = results as [Measured, Measured, Measured, Measured, Measured, Measured, Measured]
 const percent = (ratio: number): string => `${Math.round(ratio * 100)} %`
 /** The median over rounds of the scenario's requests/s over the limit's in the same round. */
-const shareOf = (scenario: 1 | 2): number => median(rounds.map(round => round[scenario].requestsPerSecond / round[0].requestsPerSecond))
-const share = (m: Measured): string => m === hot ? percent(shareOf(1)) : m === zipf ? percent(shareOf(2)) : percent(m.requestsPerSecond / limit.requestsPerSecond)
+const shareOf = (scenario: 1 | 2 | 3): number => median(rounds.map(round => round[scenario].requestsPerSecond / round[0].requestsPerSecond))
+const share = (m: Measured): string => m === hot ? percent(shareOf(1)) : m === zipf ? percent(shareOf(2)) : m === hotWithoutRetain ? percent(shareOf(3)) : percent(m.requestsPerSecond / limit.requestsPerSecond)
 const perRound = rounds.map(([l, a, b]) => `${l.requestsPerSecond}/${a.requestsPerSecond}/${b.requestsPerSecond} (${percent(a.requestsPerSecond / l.requestsPerSecond)}, ${percent(b.requestsPerSecond / l.requestsPerSecond)})`).join('; ')
 const ms = (value: number): string => value.toFixed(2)
 const cpu = (m: Measured): string => m.cpuUsPerRequest === undefined ? '' : String(Math.round(m.cpuUsPerRequest))
@@ -186,6 +191,7 @@ Node ${process.version}, ${new Date().toISOString().slice(0, 10)}, wrk, ${CONNEC
 ${row(limit, '100 %')}
 ${row(hot, share(hot))}
 ${row(zipf, share(zipf))}
+${row(hotWithoutRetain, share(hotWithoutRetain))}
 ${row(upstream, '')}
 ${row(bareProxy, '')}
 ${row(cold, share(cold))}
@@ -193,9 +199,17 @@ ${row(first, share(first))}
 
 Requests/s and shares are averages and medians over the rounds; per round, limit/a/b requests/s (a's and b's shares): ${perRound}; c₀/c₁/c p50 ms: ${perColdRound}.
 
+Start flags: a′ is a on a second service, started like the first but without \`${RETAIN_FLAG}\`. Its CPU µs per request over a's, per round: ${rounds.map(round => (round[3].cpuUsPerRequest ?? Number.NaN) / (round[1].cpuUsPerRequest ?? Number.NaN)).map(ratio => ratio.toFixed(2)).join(', ')} (median **${median(rounds.map(round => (round[3].cpuUsPerRequest ?? Number.NaN) / (round[1].cpuUsPerRequest ?? Number.NaN))).toFixed(2)}×**).
+
+Start-up (\`node ${START_ARGS.join(' ')}\` until it logs that it listens; target under 2 s): alone, ${startup.alone.map(ms => Math.round(ms)).join(', ')} ms; ${startup.sideBySide.length} started side by side, ${startup.sideBySide.map(ms => Math.round(ms)).join(', ')} ms.
+
 CPU µs / req is the server process's CPU time (user + system) over the requests it answered. Time the hypervisor gave to other machines is not in it, so on a shared machine it is steadier than requests/s. The share of the limit measured that way (the limit's CPU time per request over the scenario's: the requests/s it would reach on the same CPU time): a **${cpuShare(hot)}**, b **${cpuShare(zipf)}**; c ${cpuShare(cold)}, against ${cpuShare(bareProxy)} for the bare proxy.
 
 Targets (issue #4): a ≥ 70 % of the limit: **${share(hot)}**; b ≥ 50 %: **${share(zipf)}**; c adds ≤ 1 ms to the upstream's p50: **${ms(addedOver(2))} ms** (median over the rounds of the service's p50 − the emulator's under the same load), of which **${ms(serviceSide)} ms** inside the service (mean request time − mean upstream attempt, from its own metrics); for comparison, a bare node:http proxy adds **${ms(addedOver(1))} ms** (c₁ − c₀), so the service adds **${ms(addedOver(2) - addedOver(1))} ms** more than it; c peak RSS < 200 MB: **${first.peakRssMb} MB** (a fresh service after ${COLD_DURATION_S} s of c).
 `
-writeFileSync(new URL('./results.md', import.meta.url), report)
+// The findings below the generated part are kept: they are written by hand, run after run.
+const resultsFile = new URL('./results.md', import.meta.url)
+const previous = existsSync(resultsFile) ? readFileSync(resultsFile, 'utf8') : ''
+const findings = previous.includes(FINDINGS) ? previous.slice(previous.indexOf(FINDINGS)) : ''
+writeFileSync(resultsFile, findings === '' ? report : `${report}\n${findings}`)
 console.log(report)

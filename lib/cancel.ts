@@ -2,7 +2,8 @@
  * A one-shot cancel switch for one upstream attempt. The pool pulls it (hedge lost, call
  * settled, client closed) and so does the transport at its deadline; the transport listens.
  * An AbortController would do, but its signal is an EventTarget: making one, and adding and
- * removing its listeners, was a tenth of a cold request's CPU (`node --cpu-prof`).
+ * removing its listeners, was a measurable share of a cold request's CPU (bench/results.md,
+ * "Findings").
  */
 export class Cancel {
   #cancelled = false

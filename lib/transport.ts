@@ -5,9 +5,8 @@
  *
  * Why node:http and not undici: undici (since 7.28, GHSA-35p6-xmwp-9g52) writes a request that
  * reuses an idle keep-alive connection only after the event loop's current poll phase, so under
- * load each upstream call waited for every other request and answer read in the same turn: the
- * service's cold path had 0.2–1.0 ms more p50 with it (README, "Benchmarks"), though undici
- * spends a few µs less CPU per call.
+ * load each upstream call waited for every other request and answer read in the same turn, which
+ * added to the cold path's latency more than undici saves in CPU (bench/results.md, "Transport").
  * The risk that deferral guards against, bytes a node sends unasked being taken as the answer to
  * the next call on that connection, cannot harm us: only the node itself writes on it, and it
  * decides its answers anyway. node:http drops what an idle connection receives, and closes a

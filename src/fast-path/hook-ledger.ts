@@ -40,7 +40,7 @@ export interface UnmirroredHook {
   name: string
 }
 
-function describe (kind: SkippedHook, hook: Hook): UnmirroredHook {
+function unmirrored (kind: SkippedHook, hook: Hook): UnmirroredHook {
   return { kind, name: hook.name === '' ? 'anonymous' : hook.name }
 }
 
@@ -55,7 +55,7 @@ export class HookLedger {
     const note = (context: object, name: string, hook: Hook): void => {
       if (this.#trusting > 0 || mirrored.has(hook) || !(SKIPPED_BY_REPLAY as readonly string[]).includes(name)) return
       const list = this.#unmirrored.get(context) ?? []
-      list.push(describe(name as SkippedHook, hook))
+      list.push(unmirrored(name as SkippedHook, hook))
       this.#unmirrored.set(context, list)
     }
     app.addHook = function (this: FastifyInstance, name: string, hook: Hook) {
@@ -85,7 +85,7 @@ export class HookLedger {
     }
     for (const kind of SKIPPED_BY_REPLAY) {
       for (const hook of [route[kind] ?? []].flat() as Hook[]) {
-        if (!mirrored.has(hook)) found.push(describe(kind, hook))
+        if (!mirrored.has(hook)) found.push(unmirrored(kind, hook))
       }
     }
     return found

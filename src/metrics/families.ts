@@ -1,7 +1,8 @@
 /**
  * Counters and histograms kept as plain numbers, one record per label set, that a prom-client
  * registry reads when Prometheus scrapes. prom-client's own metrics hash their labels on every
- * observation, labelled children included: on a cache hit that was a twentieth of the request.
+ * observation, labelled children included, a measurable share of a cache hit (bench/results.md,
+ * "Findings"); fastify-metrics works the same way, and its current major needs Node 22.
  * Here a caller looks its series up once (or keeps it) and then only adds.
  */
 import type { Registry } from 'prom-client'

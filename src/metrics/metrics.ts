@@ -2,7 +2,7 @@
  * The service's Prometheus metrics, one registry per app (so that several apps in one process,
  * as in tests, do not clash). The RPC client feeds the upstream and cache counters through its
  * onAttempt and onCacheLookup hooks; pool gauges are read when Prometheus scrapes. Per-request
- * counts are plain numbers (metric-families.ts); prom-client formats them and adds Node's own.
+ * counts are plain numbers (families.ts); prom-client formats them and adds Node's own.
  */
 import { Gauge, Registry, collectDefaultMetrics } from 'prom-client'
 import type { AttemptEvent, CacheOutcome, PocketNetProxyApi } from '../../lib/index.js'
@@ -17,7 +17,7 @@ export interface Metrics {
   onAttempt (event: AttemptEvent): void
   onCacheLookup (method: string, outcome: CacheOutcome): void
   /**
-   * What counts a GET of `route` that the fast path answered (fast-path.ts): like any request,
+   * What counts a GET of `route` that the fast path answered (fast-path/fast-path.ts): like any request,
    * and apart. Its series are looked up once, when the fast path records the route's answer.
    */
   fastAnswerCounter (route: string): (status: 200 | 304, seconds: number) => void

@@ -22,7 +22,7 @@ export default fp(async (app) => {
     inFlight.value++
     done()
   }))
-  app.addHook('onResponse', mirroredByReplay(function countRequest (request, reply, done) {
+  app.addHook('onResponse', mirroredByReplay(function countResponse (request, reply, done) {
     inFlight.value--
     // The route pattern, never the raw URL: one series per route, whatever clients send.
     const route = request.routeOptions.url ?? 'unmatched'

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
+import { RpcInvalidParamsError } from '../../lib/index.js'
 import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
+import { HttpError } from '../../src/http/errors.js'
 
 // A node URL that nothing listens on: these tests never reach the RPC client.
 const NO_NODE = 'http://127.0.0.1:9'
@@ -82,6 +84,29 @@ describe('error handling', () => {
     const entry = lines.map(line => JSON.parse(line)).find(line => line.msg === 'Internal server error')
     assert.ok(entry, 'an error line was logged')
     assert.equal(entry.err.message, 'logged detail')
+  })
+
+  it('answers a failed route with its failureMessage and the error\'s own text, in production too', async (t) => {
+    const app = await appWith(t, { NODE_ENV: 'production' })
+    app.get('/api/fails', { config: { failureMessage: 'Failed to do the thing' } }, async () => { throw new Error('node 1 failed: connection refused') })
+    // eslint-disable-next-line no-throw-literal -- the case under test
+    app.get('/api/fails-oddly', { config: { failureMessage: 'Failed to do the thing' } }, async () => { throw 42 })
+    app.get('/api/not-there', { config: { failureMessage: 'Failed to do the thing' } }, async () => { throw new HttpError(404, 'Thing not found', 'No thing here') })
+    assert.deepEqual((await app.inject('/api/fails')).json(), { message: 'Failed to do the thing', error: 'node 1 failed: connection refused' })
+    assert.deepEqual((await app.inject('/api/fails-oddly')).json(), { message: 'Failed to do the thing', error: 'Unknown error' })
+    const notThere = await app.inject('/api/not-there')
+    assert.equal(notThere.statusCode, 404, 'a deliberate 4xx keeps its status')
+    assert.deepEqual(notThere.json(), { message: 'Thing not found', error: 'No thing here' })
+  })
+
+  it('answers 400 when the client refused a call before the wire, whatever the route\'s failure message', async (t) => {
+    const app = await appWith(t)
+    app.get('/api/refused', { config: { failureMessage: 'Search operation failed' } }, async () => {
+      throw new RpcInvalidParamsError('search', 'keyword must be a string of at most 1000 characters')
+    })
+    const response = await app.inject('/api/refused')
+    assert.equal(response.statusCode, 400)
+    assert.deepEqual(response.json(), { message: 'Bad request', error: 'Invalid parameters for search: keyword must be a string of at most 1000 characters' })
   })
 
   it('never answers HTML, whatever the path', async (t) => {

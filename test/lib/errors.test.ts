@@ -4,10 +4,11 @@ import { describe, it } from 'node:test'
 import * as lib from '../../lib/index.js'
 
 const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8')
+const libReadme = await readFile(new URL('../../lib/README.md', import.meta.url), 'utf8')
 
 describe('error codes', () => {
-  it('are listed in the README table with their class and meaning', () => {
-    const table = readme.split('<!-- error-codes:start -->')[1]?.split('<!-- error-codes:end -->')[0] ?? ''
+  it('are listed in the lib README table with their class and meaning', () => {
+    const table = libReadme.split('<!-- error-codes:start -->')[1]?.split('<!-- error-codes:end -->')[0] ?? ''
     const rows = table.split('\n').filter(line => line.startsWith('| `RPC_ERR'))
     const documented = rows.map(row => row.split('|').map(cell => cell.trim()))
     assert.deepEqual(documented.map(cells => cells[1]?.replaceAll('`', '')), Object.keys(lib.RPC_ERROR_CODES))

@@ -1,7 +1,7 @@
 /**
  * Security headers from helmet. None of ours varies per request (no CSP nonces), so helmet
  * computes the set once at start and each answer copies it: helmet's per-request middleware
- * cost a tenth of the hot path's CPU.
+ * was a measurable share of the hot path's CPU (bench/results.md, "Findings").
  *
  * HTML pages (the demo, the docs) get the full set: a CSP for the demo page (its own scripts
  * and styles, avatars and post images from any https host) and no X-Frame-Options, since
