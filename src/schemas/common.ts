@@ -17,6 +17,18 @@ export const PARAMETER_RULES: Record<string, string> = {
   hash: '64 lowercase hexadecimal characters (a transaction hash)',
 }
 
+/** A post as a node sends it (short keys, passed through), for the examples of the API reference. */
+export const CONTENT_EXAMPLE = {
+  hash: 'c60d1e6b03b5…',
+  address: 'PDXnfk67tvSSRQ4exMLqrx6Ujh2aihJFcM',
+  time: '1763779420',
+  type: 'share',
+  c: 'Pourquoi café compte',
+  m: "Quelqu'un d'autre aime expresso autant que moi ?",
+  t: ['coffee'],
+  userprofile: { name: 'lea_art', i: 'https://bastyon.com/images/avatars/7.png' },
+}
+
 /** Ajv format name for addresses, registered in app.ts with lib's checksum test. */
 export const ADDRESS_FORMAT = 'pocketnet-address'
 

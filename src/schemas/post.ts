@@ -1,5 +1,5 @@
 import { Type } from 'typebox'
-import { PARAMETER_RULES } from './common.js'
+import { CONTENT_EXAMPLE, PARAMETER_RULES } from './common.js'
 import { ErrorResponses, PassThroughObject, SuccessEnvelope } from './envelope.js'
 
 export const PostSchema = {
@@ -12,20 +12,7 @@ export const PostSchema = {
   response: {
     200: SuccessEnvelope(PassThroughObject, {
       message: 'Post retrieved successfully',
-      data: {
-        hash: 'c60d1e6b03b5…',
-        txid: 'c60d1e6b03b5…',
-        address: 'PDXnfk67tvSSRQ4exMLqrx6Ujh2aihJFcM',
-        time: '1763779420',
-        type: 'share',
-        c: 'Pourquoi café compte',
-        m: "Quelqu'un d'autre aime expresso autant que moi ?",
-        t: ['coffee'],
-        scoreCnt: '12',
-        scoreSum: '55',
-        comments: 3,
-        userprofile: { name: 'lea_art', i: 'https://bastyon.com/images/avatars/7.png' },
-      },
+      data: { ...CONTENT_EXAMPLE, txid: 'c60d1e6b03b5…', scoreCnt: '12', scoreSum: '55', comments: 3 },
     }),
     ...ErrorResponses,
   },

@@ -1,5 +1,5 @@
 import { Type } from 'typebox'
-import { Keyword, Page, PageSize } from './common.js'
+import { CONTENT_EXAMPLE, Keyword, Page, PageSize } from './common.js'
 import { ErrorResponses, PassThroughObject, SuccessEnvelope } from './envelope.js'
 
 export const SearchSchema = {
@@ -15,16 +15,7 @@ export const SearchSchema = {
     }), {
       message: 'Search completed successfully',
       data: {
-        results: [{
-          hash: 'c60d1e6b03b5…',
-          address: 'PDXnfk67tvSSRQ4exMLqrx6Ujh2aihJFcM',
-          time: '1763779420',
-          type: 'share',
-          c: 'Pourquoi café compte',
-          m: "Quelqu'un d'autre aime expresso autant que moi ?",
-          t: ['coffee'],
-          userprofile: { name: 'lea_art', i: 'https://bastyon.com/images/avatars/7.png' },
-        }],
+        results: [CONTENT_EXAMPLE],
         total: 1,
         hasMore: true,
       },
