@@ -13,7 +13,7 @@
  */
 import type { IncomingMessage } from 'node:http'
 import rateLimit, { normalizeIP, type FastifyRateLimitStoreCtor } from '@fastify/rate-limit'
-import type { onRequestHookHandler } from 'fastify'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import type { RateDecision } from '../fast-path/fast-path.js'
 import { mirroredByReplay } from '../fast-path/hook-ledger.js'
@@ -82,10 +82,11 @@ export default fp<RateLimitOptions>(async (app, { clock }) => {
     return decision
   })
 
-  const limit = app.rateLimit() as onRequestHookHandler
-  const countOnce = mirroredByReplay(async function countOnce (this: unknown, request, reply) {
+  // The plugin's own handler, with the global limits: it counts, sets the headers, throws the 429.
+  const limit = app.rateLimit() as unknown as (request: FastifyRequest, reply: FastifyReply) => Promise<void>
+  const countOnce = mirroredByReplay(async function countOnce (request: FastifyRequest, reply: FastifyReply) {
     const counted = (request.raw as Counted)[COUNTED]
-    if (counted === undefined) return limit.call(app, request, reply, () => {})
+    if (counted === undefined) return limit(request, reply)
     reply.header('x-ratelimit-limit', counted.limit)
     reply.header('x-ratelimit-remaining', counted.remaining)
     reply.header('x-ratelimit-reset', counted.resetSeconds)
@@ -93,7 +94,7 @@ export default fp<RateLimitOptions>(async (app, { clock }) => {
       reply.header('retry-after', counted.resetSeconds)
       throw tooManyRequests(max, counted.resetSeconds)
     }
-  } as onRequestHookHandler)
+  })
   app.addHook('onRoute', (route) => {
     // false: not counted; an object: the plugin's own hook, with the route's own limits.
     if (route.config?.rateLimit !== undefined) return
