@@ -34,6 +34,7 @@ process.once('SIGTERM', shutdown)
 const address = await app.listen({ port: config.PORT, host: config.HOST })
 const base = address.replace('0.0.0.0', '127.0.0.1').replace('[::]', '127.0.0.1')
 const user = emulator.dataset.users.find(candidate => !candidate.deleted)
+const post = emulator.dataset.posts[0]
 console.log(`
 Pocketnet node emulator: ${emulator.url}
 Service:                 ${base}
@@ -44,4 +45,5 @@ Try:
   curl ${base}/api/nodeinfo
   curl ${base}/api/user/${user?.address ?? '<address>'}
   curl '${base}/api/search?keyword=bitcoin&page=0&pageSize=5'
+  curl ${base}/api/post/${post?.hash ?? '<hash>'}
 `)
