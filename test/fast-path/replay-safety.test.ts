@@ -90,6 +90,10 @@ describe('replay is safe by construction', () => {
       app.addHook('onSend', async function stampUser () {})
     })
     await assert.rejects(startWith(t, app => app.register(global)), { message: /GET \/api\/nodeinfo asks for replay, but a replayed answer would skip its onSend hook "stampUser"/ })
+    // Limits of its own come with @fastify/rate-limit's own hook, which the fast path does not count in.
+    await assert.rejects(startWith(t, app => {
+      app.get('/api/scarce', { config: { replay: true, rateLimit: { max: 1, timeWindow: 60_000 } } }, async () => ({ message: 'ok', data: {} }))
+    }), { message: /GET \/api\/scarce asks for replay, but a replayed answer would skip its onRequest hook/ })
     // A hook in a sibling context does not run on the route: no refusal.
     const sibling: FastifyPluginAsync = async (other) => { other.addHook('onRequest', async function elsewhere () {}) }
     await startWith(t, app => app.register(sibling))
