@@ -5,14 +5,15 @@
  * runs alone on one CPU and the load generator and the emulator on another, so that neither
  * steals the other's time: otherwise the figures measure the scheduler as much as the server.
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
+import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { get } from 'node:http'
-import { createServer } from 'node:net'
+import { connect, createServer } from 'node:net'
 import { createInterface } from 'node:readline'
+import { promisify } from 'node:util'
 import autocannon from 'autocannon'
 
 export const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50)
@@ -143,6 +144,20 @@ export function cpuMicros (pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_S * 1e6
 }
 
+/** Per CPU (`cpu0`, `cpu1`…), seconds since boot from /proc/stat: busy (user, nice, system, irq, softirq), stolen by the hypervisor, and all. */
+export function cpuSeconds (): Map<string, { busy: number, steal: number, total: number }> {
+  const times = new Map<string, { busy: number, steal: number, total: number }>()
+  for (const line of readFileSync('/proc/stat', 'utf8').split('\n')) {
+    if (!/^cpu\d/.test(line)) continue
+    const [name = '', ...fields] = line.split(/\s+/)
+    // user nice system idle iowait irq softirq steal (guest time is counted in user already)
+    const [user, nice, system, idle, iowait, irq, softirq, steal] = Array.from({ length: 8 }, (_, i) => Number(fields[i] ?? 0) / CLOCK_TICKS_PER_S) as [number, number, number, number, number, number, number, number]
+    const busy = user + nice + system + irq + softirq
+    times.set(name, { busy, steal, total: busy + idle + iowait + steal })
+  }
+  return times
+}
+
 /** `measure()`, with the CPU time per request it cost process `pid`. */
 export async function withCpu (pid: number | undefined, measure: () => Measured | Promise<Measured>): Promise<Measured> {
   if (pid === undefined) return await measure()
@@ -152,12 +167,20 @@ export async function withCpu (pid: number | undefined, measure: () => Measured 
   return measured
 }
 
-/** The sum of a Prometheus metric's series whose labels include `label` (e.g. `method="search"`). */
-export async function metricSum (baseUrl: string, name: string, label = ''): Promise<number> {
-  const text = (await getOnce(`${baseUrl}/metrics`)).body.toString()
+/** The sum of a Prometheus metric's series whose labels include every one of `labels` (e.g. `method="search"`). */
+export async function metricSum (baseUrl: string, name: string, ...labels: string[]): Promise<number> {
+  return seriesSum((await getOnce(`${baseUrl}/metrics`)).body.toString(), name, ...labels)
+}
+
+/**
+ * {@link metricSum} over a scrape already made: several sums from one scrape agree with each
+ * other, where separate scrapes would each see a later state of a busy service.
+ */
+export function seriesSum (text: string, name: string, ...labels: string[]): number {
   let sum = 0
   for (const line of text.split('\n')) {
-    if (line.startsWith(`${name}{`) && line.includes(label)) sum += Number(line.slice(line.lastIndexOf(' ') + 1))
+    // A metric without labels is one series, `name value`.
+    if ((line.startsWith(`${name}{`) || line.startsWith(`${name} `)) && labels.every(label => line.includes(label))) sum += Number(line.slice(line.lastIndexOf(' ') + 1))
   }
   return sum
 }
@@ -169,19 +192,71 @@ export function assertWrk (): void {
   }
 }
 
+/** Stops the run with the Debian package to install when `command` is missing. */
+export function assertCommand (command: string, why: string, debianPackage = command): void {
+  if (!hasCommand(command)) {
+    console.error(`${why}: apt-get install ${debianPackage}`)
+    process.exit(1)
+  }
+}
+
+/**
+ * Sends one command to the Redis on `port` (inline protocol) and gives its reply's first line,
+ * such as `+PONG` or `+OK`: enough for PING and FLUSHALL, without a client's reconnection logic.
+ */
+export async function redisCommand (port: number, command: string): Promise<string> {
+  return await new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => socket.write(`${command}\r\n`))
+    let reply = ''
+    socket.setEncoding('utf8')
+    socket.on('data', (chunk: string) => {
+      reply += chunk
+      const end = reply.indexOf('\r\n')
+      if (end >= 0) {
+        socket.destroy()
+        resolve(reply.slice(0, end))
+      }
+    })
+    socket.on('error', reject)
+  })
+}
+
+/**
+ * A redis-server of its own on a free loopback port, writing nothing to disk, ready once it
+ * answers PING. It runs on the load CPU, beside the emulator: like the nodes, it is something
+ * the service talks to, and the service's CPU stays the service's.
+ */
+export async function startRedis (): Promise<{ child: ChildProcess, port: number }> {
+  const port = await freePort()
+  const [command, args] = pinned('load', 'redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'])
+  const child = spawn(command, args, { stdio: ['ignore', 'ignore', 'inherit'] })
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`redis-server exited with code ${child.exitCode}`)
+    try {
+      if (await redisCommand(port, 'PING') === '+PONG') return { child, port }
+    } catch {}
+    await new Promise(resolve => setTimeout(resolve, 50))
+  }
+}
+
 const WRK_DIR = new URL('./wrk/', import.meta.url)
 const scriptDir = mkdtempSync(join(tmpdir(), 'bench-wrk-'))
 
+let scripts = 0
+
 /**
- * Loads `url` with wrk (one thread, {@link CONNECTIONS} connections) on the load CPU for
- * `durationS` seconds. `script` is a file of bench/wrk/ that makes the requests (none: GET `url`),
- * `args` its arguments.
+ * The wrk command line for {@link wrk}: the scenario's script with the report appended, on the
+ * load CPU. A file of its own each time: wrk reads its script again in each thread after it
+ * starts, and a second wrk started beside it must not rewrite the file under it.
  */
-export function wrk (name: string, url: string, durationS: number, script?: string, args: string[] = []): Measured {
-  const combined = join(scriptDir, `${script ?? 'plain'}.lua`)
+function wrkCommand (url: string, durationS: number, script: string | undefined, args: string[]): [string, string[]] {
+  const combined = join(scriptDir, `${scripts++}-${script ?? 'plain'}.lua`)
   writeFileSync(combined, (script ? readFileSync(new URL(script, WRK_DIR), 'utf8') : '') + readFileSync(new URL('report.lua', WRK_DIR), 'utf8'))
-  const [command, argv] = pinned('load', 'wrk', ['-t1', `-c${CONNECTIONS}`, `-d${durationS}s`, '-s', combined, url, ...(args.length ? ['--', ...args] : [])])
-  const output = execFileSync(command, argv, { encoding: 'utf8', maxBuffer: 1 << 20 })
+  return pinned('load', 'wrk', ['-t1', `-c${CONNECTIONS}`, `-d${durationS}s`, '-s', combined, url, ...(args.length ? ['--', ...args] : [])])
+}
+
+/** The figures of wrk's output, from the JSON line report.lua prints. */
+function wrkMeasured (name: string, output: string): Measured {
   const line = output.split('\n').find(candidate => candidate.startsWith('{"requests"'))
   if (line === undefined) throw new Error(`wrk printed no report:\n${output}`)
   const report = JSON.parse(line) as { requests: number, durationUs: number, p50Us: number, p99Us: number, non2xx: number, socketErrors: number }
@@ -193,6 +268,27 @@ export function wrk (name: string, url: string, durationS: number, script?: stri
     total: report.requests,
     errors: report.non2xx + report.socketErrors,
   }
+}
+
+/**
+ * Loads `url` with wrk (one thread, {@link CONNECTIONS} connections) on the load CPU for
+ * `durationS` seconds. `script` is a file of bench/wrk/ that makes the requests (none: GET `url`),
+ * `args` its arguments.
+ */
+export function wrk (name: string, url: string, durationS: number, script?: string, args: string[] = []): Measured {
+  const [command, argv] = wrkCommand(url, durationS, script, args)
+  return wrkMeasured(name, execFileSync(command, argv, { encoding: 'utf8', maxBuffer: 1 << 20 }))
+}
+
+const execFileAsync = promisify(execFile)
+
+/**
+ * {@link wrk} without blocking this process, for loads that run side by side (one wrk per
+ * instance: a wrk process loads one host).
+ */
+export async function wrkAsync (name: string, url: string, durationS: number, script?: string, args: string[] = []): Promise<Measured> {
+  const [command, argv] = wrkCommand(url, durationS, script, args)
+  return wrkMeasured(name, (await execFileAsync(command, argv, { encoding: 'utf8', maxBuffer: 1 << 20 })).stdout)
 }
 
 /** Loads `url` with autocannon in this process (the fault benchmark, whose emulators run here too). */

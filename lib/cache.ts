@@ -13,8 +13,11 @@
  * - A caller that gives up does not cancel the upstream call for the others.
  * - A layer that keeps a rendering of an answer (an HTTP response) asks `reuse(value)` whether the
  *   answer is still the fresh cached one before serving its rendering again.
+ * - With a second level (redis/shared-answers.ts), a miss asks it before the nodes: other instances'
+ *   answers and calls in flight are shared too. It stays behind this one: a hit never leaves the process.
  */
 import { LRUCache } from 'lru-cache'
+import type { Fetch, SharedAnswers } from './redis/shared-answers.js'
 
 /** Time to live per method, in milliseconds. */
 export type CacheTtls = Record<string, number>
@@ -47,6 +50,10 @@ export interface CacheOptions {
   perf?: { now (): number }
   /** Called on every lookup, for metrics. Must not throw. */
   onLookup?: ((method: string, outcome: CacheOutcome) => void) | undefined
+  /** Asked on a miss of a cached method, before the loader. */
+  shared?: SharedAnswers | undefined
+  /** The best chain height known: answers that follow the tip are shared per height. */
+  height?: (() => number | undefined) | undefined
 }
 
 /** What a loader answers: the value and the size of the node's answer in bytes. */
@@ -73,6 +80,8 @@ export class ResultCache {
   /** Loads in flight, cached methods or not: identical calls join them. */
   readonly #inFlight = new Map<string, Promise<unknown>>()
   readonly #onLookup: CacheOptions['onLookup']
+  readonly #shared: CacheOptions['shared']
+  readonly #height: () => number | undefined
   /** The entry of each cached answer object, for reuse(). */
   readonly #entryOf = new WeakMap<object, Entry>()
   /** Counts new blocks, so that a load that began before one does not keep a tip answer after it. */
@@ -83,6 +92,8 @@ export class ResultCache {
     this.#serveStale = options.serveStale ?? false
     this.#clock = options.perf ?? performance
     this.#onLookup = options.onLookup
+    this.#shared = options.shared
+    this.#height = options.height ?? (() => undefined)
     // lru-cache as the store only, not its fetch(): one in-flight map serves cached and uncached
     // methods alike; fetch() rejects the callers of a load in flight with its own "deleted" when
     // the cache is cleared (on close); and it gives each miss an AbortController.
@@ -104,7 +115,7 @@ export class ResultCache {
   }
 
   /** The cached value, or `load()`'s, shared with identical calls in flight. */
-  get<T> (method: string, key: string, load: () => Promise<Loaded<T>>): Promise<T> {
+  get<T> (method: string, key: string, load: Fetch<T>): Promise<T> {
     const ttl = this.#ttlMs[method] ?? 0
     if (ttl > 0) {
       const entry = this.#lru.get(key)
@@ -161,12 +172,19 @@ export class ResultCache {
     this.#lru.clear()
   }
 
-  #load<T> (method: string, key: string, load: () => Promise<Loaded<T>>, ttl: number): Promise<T> {
+  #load<T> (method: string, key: string, load: Fetch<T>, ttl: number): Promise<T> {
     const blocks = this.#blocks
-    const call = load().then(loaded => {
-      if (ttl > 0 && (blocks === this.#blocks || !FOLLOWS_TIP.has(method))) {
-        const entry: Entry = { method, key, loaded, dropped: false, freshUntil: this.#clock.now() + ttl }
-        this.#lru.set(key, entry, { ttl: this.#serveStale ? 2 * ttl : ttl })
+    const keep = (): boolean => blocks === this.#blocks || !FOLLOWS_TIP.has(method)
+    const shared = this.#shared
+    const loading: Promise<Loaded<T> & { freshForMs?: number }> = ttl > 0 && shared !== undefined
+      ? shared.load({ method, key, ttlMs: ttl, height: FOLLOWS_TIP.has(method) ? this.#height() : undefined, keep }, load)
+      : load()
+    const call = loading.then(loaded => {
+      if (ttl > 0 && keep()) {
+        // An answer from the second level is fresh for what is left of its time there.
+        const freshMs = Math.min(ttl, loaded.freshForMs ?? ttl)
+        const entry: Entry = { method, key, loaded, dropped: false, freshUntil: this.#clock.now() + freshMs }
+        this.#lru.set(key, entry, { ttl: Math.max(1, this.#serveStale ? freshMs + ttl : freshMs) })
         if (typeof loaded.value === 'object' && loaded.value !== null) this.#entryOf.set(loaded.value, entry)
       }
       return loaded.value

@@ -11,6 +11,7 @@ import { encodeParams, type MethodSpec } from './methods/method-spec.js'
 import { search, type SearchParams, type SearchResult, type SearchType } from './methods/search.js'
 import { NodePool, type NodeSnapshot, type RunOptions } from './node-pool.js'
 import { resolveOptions, type ClientOptions, type ResolvedOptions } from './options.js'
+import { SharedAnswers } from './redis/shared-answers.js'
 
 export interface CallOptions {
   /** Abandons the call; the promise rejects with the signal's reason. */
@@ -47,6 +48,7 @@ export class PocketNetProxyApi {
   readonly #options: ResolvedOptions
   readonly #pool: NodePool
   readonly #cache: ResultCache
+  readonly #shared: SharedAnswers | undefined
   readonly #runOptions: RunOptions
   #closed = false
 
@@ -72,7 +74,20 @@ export class PocketNetProxyApi {
     this.#options = options
     this.#runOptions = { deadlineMs: options.deadlineMs, attemptTimeoutMs: options.attemptTimeoutMs }
     const clock = options.clock
-    this.#cache = new ResultCache({ ...options.cache, onLookup: options.onCacheLookup, ...(clock ? { perf: { now: clock } } : {}) })
+    const shared = this.#shared = options.redis && new SharedAnswers({
+      link: options.redis,
+      deadlineMs: options.deadlineMs,
+      fetchReserveMs: options.attemptTimeoutMs,
+      onLookup: options.onSharedLookup,
+      ...(clock ? { clock } : {}),
+    })
+    this.#cache = new ResultCache({
+      ...options.cache,
+      onLookup: options.onCacheLookup,
+      shared,
+      height: () => this.#pool.bestHeight,
+      ...(clock ? { perf: { now: clock } } : {}),
+    })
     this.#pool = new NodePool({ ...options, onNewBlock: () => this.#cache.onNewBlock() })
     this.rpc = {
       getnodeinfo: (callOptions) => this.#call(getnodeinfo, undefined, callOptions),
@@ -89,10 +104,10 @@ export class PocketNetProxyApi {
    */
   async callRaw (method: string, params: unknown[] = [], options: CallOptions = {}): Promise<unknown> {
     this.#assertOpen(method)
-    const load = () => this.#pool.run(method, async (node, timeoutMs, cancel) => {
+    const load = (deadlineMs?: number) => this.#pool.run(method, async (node, timeoutMs, cancel) => {
       const answer = await node.transport.post(method, params, { timeoutMs, cancel })
       return { value: answer.result, bytes: answer.bytes }
-    }, this.#runOptions)
+    }, this.#runOptionsWithin(deadlineMs))
     return untilAborted(this.#cache.get(method, ResultCache.key(method, params), load), options.signal)
   }
 
@@ -133,21 +148,28 @@ export class PocketNetProxyApi {
     // then, so none of them can store an answer after the clear.
     await this.#pool.close(new RpcClosedError('close'))
     this.#cache.clear()
+    this.#shared?.close()
   }
 
   async #call<P, R> (spec: MethodSpec<P, R>, params: P, options: CallOptions = {}): Promise<R> {
     this.#assertOpen(spec.name)
     const wire = spec.toWire(params)
-    const load = () => this.#pool.run(spec.name, async (node, timeoutMs, cancel) => {
+    const load = (deadlineMs?: number) => this.#pool.run(spec.name, async (node, timeoutMs, cancel) => {
       const answer = await node.transport.post(spec.name, encodeParams(spec.slots, wire, node.health.version), { timeoutMs, cancel })
       const value = spec.fromWire(answer.result, params, wire)
       // A caller's getnodeinfo tells the pool about new blocks as well as its probes do.
       if (spec === getnodeinfo as unknown) this.#pool.noteNodeInfo(node, value as NodeInfo)
       return { value, bytes: answer.bytes }
-    }, this.#runOptions)
+    }, this.#runOptionsWithin(deadlineMs))
     // Shared with identical calls in flight, so one caller's abort must not cancel the upstream call.
     const key = ResultCache.key(spec.name, encodeParams(spec.slots, wire))
     return untilAborted(this.#cache.get(spec.name, key, load), options.signal)
+  }
+
+  /** The run options, with a shorter deadline when part of the call's went on waiting for another instance. */
+  #runOptionsWithin (deadlineMs: number | undefined): RunOptions {
+    if (deadlineMs === undefined || deadlineMs >= this.#runOptions.deadlineMs) return this.#runOptions
+    return { deadlineMs, attemptTimeoutMs: Math.min(deadlineMs, this.#runOptions.attemptTimeoutMs) }
   }
 
   #assertOpen (method: string): void {

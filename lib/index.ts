@@ -13,6 +13,8 @@ export {
 } from './options.js'
 export { DEFAULT_CACHE_TTL_MS, type CacheOutcome } from './cache.js'
 export { isPocketnetAddress, POCKETNET_ADDRESS_RULE } from './address.js'
+export { RedisLink, parseRedisUrl, type RedisLinkOptions, type RedisOperationEvent, type RedisOutcome, type RedisScript } from './redis/redis-link.js'
+export type { SharedOutcome } from './redis/shared-answers.js'
 export type { NodeSnapshot, AttemptEvent, AttemptOutcome } from './node-pool.js'
 export type { CircuitState } from './node-health.js'
 export type { NodeInfo } from './methods/getnodeinfo.js'

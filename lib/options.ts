@@ -6,6 +6,8 @@
  */
 import { DEFAULT_CACHE_TTL_MS, type CacheOutcome } from './cache.js'
 import type { AttemptEvent } from './node-pool.js'
+import type { RedisLink } from './redis/redis-link.js'
+import type { SharedOutcome } from './redis/shared-answers.js'
 
 /**
  * Public nodes the Pocketnet proxy listed as stable at the end of 2024 (docs/pocketnet-node.md,
@@ -81,13 +83,25 @@ export interface ClientOptions {
   /** Called on every cache lookup (`hit`, `stale`, `miss`, `shared`), e.g. for metrics. Must not throw. */
   onCacheLookup?: (method: string, outcome: CacheOutcome) => void
   /**
+   * Redis shared with other clients (other processes, other machines): a cached method's answer
+   * one of them fetched serves all, and identical calls in flight make one upstream call. The
+   * in-process cache stays in front. Redis is never needed: when it is away or slow, calls go on
+   * without it. The caller creates the link and closes it after the client.
+   * @example const redis = new RedisLink({ url: 'redis://127.0.0.1:6379' })
+   */
+  redis?: RedisLink
+  /** Called when a miss of the in-process cache asks Redis (`hit`, `miss`, `joined`, `unshared`). Must not throw. */
+  onSharedLookup?: (method: string, outcome: SharedOutcome) => void
+  /**
    * Milliseconds on a monotonic clock, for deadlines, circuit cooldowns and cache lifetimes.
    * Default `performance.now`. Tests pass a clock they move by hand.
    */
   clock?: () => number
 }
 
-export interface ResolvedOptions extends Required<Omit<ClientOptions, 'onAttempt' | 'onCacheLookup' | 'cache' | 'clock'>>, Pick<ClientOptions, 'onAttempt' | 'onCacheLookup' | 'clock'> {
+type Hooks = 'onAttempt' | 'onCacheLookup' | 'onSharedLookup' | 'clock' | 'redis'
+
+export interface ResolvedOptions extends Required<Omit<ClientOptions, Hooks | 'cache'>>, Pick<ClientOptions, Hooks> {
   cache: { ttlMs: Record<string, number>, maxEntries: number, maxBytes: number, serveStale: boolean }
 }
 
@@ -129,7 +143,7 @@ export function resolveOptions (options: ClientOptions = {}): ResolvedOptions {
   const badNode = nodes.find(node => !isHttpUrl(node))
   if (badNode !== undefined) fail('nodes', 'a list of http(s) URLs such as http://127.0.0.1:38081', badNode)
   if (options.hedging !== undefined && typeof options.hedging !== 'boolean') fail('hedging', 'true or false', options.hedging)
-  for (const name of ['onAttempt', 'onCacheLookup', 'clock'] as const) {
+  for (const name of ['onAttempt', 'onCacheLookup', 'onSharedLookup', 'clock'] as const) {
     if (options[name] !== undefined && typeof options[name] !== 'function') fail(name, 'a function', typeof options[name])
   }
   const cache = options.cache ?? {}
@@ -150,7 +164,9 @@ export function resolveOptions (options: ClientOptions = {}): ResolvedOptions {
     maxResponseBytes: integer('maxResponseBytes'),
     onAttempt: options.onAttempt,
     onCacheLookup: options.onCacheLookup,
+    onSharedLookup: options.onSharedLookup,
     clock: options.clock,
+    redis: options.redis,
     cache: {
       ttlMs,
       maxEntries: inRange('cache.maxEntries', cache.maxEntries ?? CACHE_RANGES.maxEntries.default, CACHE_RANGES.maxEntries),

@@ -26,6 +26,7 @@ import staticFiles from './plugins/external/static.js'
 import swagger from './plugins/external/swagger.js'
 import pocketnetClient from './pocketnet/client-plugin.js'
 import rateLimit from './rate-limit/rate-limit.js'
+import redis from './redis/plugin.js'
 import apiRoutes from './routes/api/index.js'
 import healthRoutes from './routes/health.js'
 
@@ -48,6 +49,7 @@ export async function buildApp (config: AppConfig, overrides: AppOverrides = {})
 
   // Fastify routes take the error handler in force when they are added: it comes first.
   await app.register(errorHandler)
+  await app.register(redis, { clock: overrides.clock })
   await app.register(rateLimit, { clock: overrides.clock })
   await app.register(metrics)
   await app.register(pocketnetClient, { client: overrides.client, clock: overrides.clock })

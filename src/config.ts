@@ -4,9 +4,10 @@
  */
 import { Type, type Static } from 'typebox'
 import { Value } from 'typebox/value'
-import { CACHE_RANGES, DEFAULT_CACHE_TTL_MS, DEFAULT_NODES, OPTION_RANGES, parseNodeList, type OptionRange } from '../lib/index.js'
+import { CACHE_RANGES, DEFAULT_CACHE_TTL_MS, DEFAULT_NODES, OPTION_RANGES, parseNodeList, parseRedisUrl, type OptionRange } from '../lib/index.js'
 
 const POCKETNET_NODES_RULE = 'a comma-separated list of http(s) node URLs such as http://127.0.0.1:38081'
+const REDIS_URL_RULE = 'empty (no Redis), or redis://[user:password@]host[:port][/db] (rediss:// for TLS)'
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
 
 /** A whole number within `range` (lib's, for the client's options: one source for both). */
@@ -42,6 +43,9 @@ export const ConfigSchema = Type.Object({
   RATE_LIMIT_WINDOW: Type.String({ minLength: 1, default: '1 minute', pattern: '^(\\d+|\\d+ ?(ms|s|m|h|second|seconds|minute|minutes|hour|hours))$', description: 'milliseconds, or a duration such as "1 minute" or "30 seconds"' }),
   TRUST_PROXY: Type.String({ default: '', description: 'empty (trust no proxy), true, or a comma-separated list of proxy IPs or CIDRs whose X-Forwarded-For is believed' }),
   SHUTDOWN_TIMEOUT_MS: integer({ default: 10_000, min: 0, max: 600_000 }, MS),
+  WEB_CONCURRENCY: integer({ default: 1, min: 1, max: 256 }, ' (worker processes on one port)'),
+  REDIS_URL: Type.String({ default: '', description: REDIS_URL_RULE }),
+  REDIS_TIMEOUT_MS: integer({ default: 100, min: 1, max: 10_000 }, MS),
   MAX_URL_LENGTH: integer({ default: 2048, min: 64, max: 65_536 }),
   MAX_HEADER_BYTES: integer({ default: 16_384, min: 1024, max: 1_048_576 }, ' (bytes)'),
   REQUEST_TIMEOUT_MS: integer({ default: 30_000, min: 100, max: 600_000 }, MS),
@@ -86,6 +90,19 @@ export function loadConfig (env: Record<string, string | undefined>): AppConfig 
       problems.set('POCKETNET_NODES', `POCKETNET_NODES must be ${POCKETNET_NODES_RULE} (got ${JSON.stringify(bad ?? config.POCKETNET_NODES)})`)
     }
   }
+  if (typeof config.REDIS_URL === 'string' && config.REDIS_URL !== '' && !isRedisUrl(config.REDIS_URL)) {
+    // The value may hold a password: the message names the variable and the rule only.
+    problems.set('REDIS_URL', `REDIS_URL must be ${REDIS_URL_RULE}`)
+  }
   if (problems.size > 0) throw new ConfigError([...problems.values()])
   return config as AppConfig
+}
+
+function isRedisUrl (value: string): boolean {
+  try {
+    parseRedisUrl(value)
+    return true
+  } catch {
+    return false
+  }
 }

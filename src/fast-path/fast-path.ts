@@ -57,8 +57,8 @@ export interface RateDecision {
 export interface FastPathLinks {
   /** The client's word on whether an answer is still its fresh cached one (counts a hit). */
   isFreshAnswer: (answer: object) => boolean
-  /** Counts `request` in the rate limit, and keeps the count on it for Fastify's hook. */
-  countRequest: (request: IncomingMessage) => RateDecision
+  /** Counts `request` in the rate limit, and keeps the count on it for Fastify's hook; later when counts are in Redis. */
+  countRequest: (request: IncomingMessage) => RateDecision | Promise<RateDecision>
   requestId: (request: IncomingMessage) => string
 }
 
@@ -88,8 +88,11 @@ export class FastPath {
     return this.#recordings.size
   }
 
-  /** Answers `request` from a recording and returns true, or returns false for Fastify to answer it. */
-  serve (request: IncomingMessage, response: ServerResponse): boolean {
+  /**
+   * Answers `request` from a recording and returns true, or returns false for Fastify to answer
+   * it; a promise of either while the rate limit's count is on its way from Redis.
+   */
+  serve (request: IncomingMessage, response: ServerResponse): boolean | Promise<boolean> {
     const links = this.#links
     if (!this.enabled || links === undefined || request.method !== 'GET') return false
     const url = request.url as string
@@ -100,6 +103,11 @@ export class FastPath {
     // Counted first, and kept on the request: should Fastify answer after all (a 429, or an
     // answer that is no longer fresh), its hook reads this count rather than count again.
     const decision = recording.rateLimited ? links.countRequest(request) : undefined
+    if (decision instanceof Promise) return decision.then(counted => this.#replay(links, request, response, url, recording, counted, started))
+    return this.#replay(links, request, response, url, recording, decision, started)
+  }
+
+  #replay (links: FastPathLinks, request: IncomingMessage, response: ServerResponse, url: string, recording: Recording, decision: RateDecision | undefined, started: number): boolean {
     if (decision?.allowed === false) return false
     const answer = recording.answer.deref()
     if (answer === undefined || !links.isFreshAnswer(answer)) {

@@ -5,16 +5,25 @@
 import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerOptions, type ServerResponse } from 'node:http'
 import type { FastPath } from './fast-path.js'
 
-/** The fast path must never take the process down: on a failure Fastify answers, or the connection ends. */
-function serveSafely (fastPath: FastPath, request: IncomingMessage, response: ServerResponse): boolean {
-  try {
-    return fastPath.serve(request, response)
-  } catch (err) {
+/**
+ * Answers from the fast path, or hands the request to Fastify (`fallback`), now or once the
+ * fast path has decided. The fast path must never take the process down: on a failure Fastify
+ * answers, or the connection ends.
+ */
+function serveSafely (fastPath: FastPath, request: IncomingMessage, response: ServerResponse, fallback: RequestListener): void {
+  const failed = (err: unknown): void => {
     fastPath.onError(err)
-    if (!response.headersSent) return false
-    response.destroy()
-    return true
+    if (response.headersSent) response.destroy()
+    else fallback(request, response)
   }
+  let served: boolean | Promise<boolean>
+  try {
+    served = fastPath.serve(request, response)
+  } catch (err) {
+    return failed(err)
+  }
+  if (served === false) fallback(request, response)
+  else if (served !== true) served.then(done => { if (!done) fallback(request, response) }, failed)
 }
 
 interface ServerSettings {
@@ -30,7 +39,8 @@ export function serverWithFastPath (fastPath: FastPath) {
     const settings = options as unknown as ServerSettings
     const server = createServer(settings.http ?? {}, (request, response) => {
       // While shutting down, Fastify answers everything: its answers close keep-alive connections.
-      if (!server.listening || !serveSafely(fastPath, request, response)) fastify(request, response)
+      if (!server.listening) fastify(request, response)
+      else serveSafely(fastPath, request, response, fastify)
     })
     server.keepAliveTimeout = settings.keepAliveTimeout
     server.requestTimeout = settings.requestTimeout

@@ -5,7 +5,7 @@
  * counts are plain numbers (families.ts); prom-client formats them and adds Node's own.
  */
 import { Gauge, Registry, collectDefaultMetrics } from 'prom-client'
-import type { AttemptEvent, CacheOutcome, PocketNetProxyApi } from '../../lib/index.js'
+import type { AttemptEvent, CacheOutcome, PocketNetProxyApi, RedisOperationEvent, SharedOutcome } from '../../lib/index.js'
 import { CounterFamily, HistogramFamily } from './families.js'
 
 export interface Metrics {
@@ -16,6 +16,9 @@ export interface Metrics {
   inFlight: { value: number }
   onAttempt (event: AttemptEvent): void
   onCacheLookup (method: string, outcome: CacheOutcome): void
+  /** A miss of the in-process cache that asked Redis. */
+  onSharedLookup (method: string, outcome: SharedOutcome): void
+  onRedisOperation (event: RedisOperationEvent): void
   /**
    * What counts a GET of `route` that the fast path answered (fast-path/fast-path.ts): like any request,
    * and apart. Its series are looked up once, when the fast path records the route's answer.
@@ -23,6 +26,14 @@ export interface Metrics {
   fastAnswerCounter (route: string): (status: 200 | 304, seconds: number) => void
   /** Where the pool gauges read from at scrape time. */
   watchClient (peek: () => PocketNetProxyApi | undefined): void
+  /** What GET /metrics answers, in `registry.contentType`: by default `registry.metrics()`. */
+  scrape (): Promise<string>
+  /**
+   * Makes GET /metrics answer `scrape` instead. The seam for a cluster worker, which answers the
+   * whole cluster's metrics (src/cluster/cluster-metrics.ts): the process entry sets it once the app
+   * is built, so that neither this folder nor the app knows about the cluster.
+   */
+  scrapeWith (scrape: () => Promise<string>): void
 }
 
 export function createMetrics (): Metrics {
@@ -38,13 +49,24 @@ export function createMetrics (): Metrics {
     'Answer cache lookups by method and outcome (hit, stale: answered while a refresh runs, miss, shared: joined a call in flight)',
     ['method', 'outcome'], registry)
   const cacheSeries = new Map<string, Record<CacheOutcome, { value: number }>>()
+  const shared = new CounterFamily('pocketnet_shared_cache_lookups_total',
+    'Misses of the in-process cache that asked Redis, by method and outcome (hit: another instance\'s answer, miss: fetched and shared, joined: waited for another instance\'s call, unshared: Redis unavailable or the wait ran out)',
+    ['method', 'outcome'], registry)
+  const redisOperations = new CounterFamily('redis_operations_total',
+    'Redis operations by operation (lookup, settle, rate) and outcome (ok, error, timeout, skipped: Redis unavailable or backing off)',
+    ['operation', 'outcome'], registry)
+  const redisDuration = new HistogramFamily('redis_operation_duration_seconds', 'Duration of Redis operations that were tried', ['operation'],
+    [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1], registry)
   const inFlight = { value: 0 }
   let peek: () => PocketNetProxyApi | undefined = () => undefined
+  let scrape = async (): Promise<string> => await registry.metrics()
   // eslint-disable-next-line no-new -- registered by the constructor; read at scrape time
   new Gauge({
     name: 'http_requests_in_flight',
     help: 'HTTP requests being served',
     registers: [registry],
+    // Across cluster workers (cluster/cluster-metrics.ts): the requests each one serves add up.
+    aggregator: 'sum',
     collect () {
       this.set(inFlight.value)
     },
@@ -54,6 +76,8 @@ export function createMetrics (): Metrics {
     name: 'pocketnet_nodes_usable',
     help: 'Nodes that answered, with a closed circuit, not lagging',
     registers: [registry],
+    // Every worker probes the same nodes: their sum would count each node once per worker.
+    aggregator: 'max',
     collect () {
       this.set(peek()?.nodes().filter(node => node.usable).length ?? 0)
     },
@@ -63,6 +87,7 @@ export function createMetrics (): Metrics {
     name: 'pocketnet_best_height',
     help: 'Highest chain height any node reported',
     registers: [registry],
+    aggregator: 'max',
     collect () {
       this.set(peek()?.bestHeight ?? 0)
     },
@@ -92,6 +117,13 @@ export function createMetrics (): Metrics {
       }
       series[outcome].value++
     },
+    onSharedLookup (method, outcome) {
+      shared.inc(method, outcome)
+    },
+    onRedisOperation ({ operation, outcome, seconds }) {
+      redisOperations.inc(operation, outcome)
+      if (outcome !== 'skipped') redisDuration.observe(redisDuration.series(operation), seconds)
+    },
     fastAnswerCounter (route) {
       const ok = httpRequests.series(route, 'GET', '200')
       const notModified = httpRequests.series(route, 'GET', '304')
@@ -105,6 +137,10 @@ export function createMetrics (): Metrics {
     },
     watchClient (next) {
       peek = next
+    },
+    scrape: () => scrape(),
+    scrapeWith (next) {
+      scrape = next
     },
   }
 }

@@ -30,7 +30,8 @@ export default fp(async (app) => {
     httpDuration.observe(httpDuration.series(route), reply.elapsedTime / 1000)
     done()
   }))
+  // metrics.scrape(): this registry's metrics, or, in a cluster worker, the whole cluster's (Metrics.scrapeWith).
   app.get('/metrics', { schema: { hide: true }, config: { rateLimit: false } }, async (_request, reply) => {
-    return reply.type(registry.contentType).send(await registry.metrics())
+    return reply.type(registry.contentType).send(await metrics.scrape())
   })
 }, { name: 'metrics' })

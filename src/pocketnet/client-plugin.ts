@@ -2,6 +2,7 @@
  * The one shared Pocketnet client of this app (`app.pocketnet`): created on the first request
  * that needs it, shared by every later request, closed when the app closes. Its options come
  * from the configuration (client-options.ts); its attempts and cache lookups feed the metrics.
+ * With REDIS_URL, its cache has a second level in Redis, shared by every instance.
  */
 import fp from 'fastify-plugin'
 import { createSharedInstance, type SharedInstance } from '../../lib/index.js'
@@ -27,9 +28,11 @@ export default fp<ClientPluginOptions>(async (app, { client: given, clock }) => 
     ...clientOptions(app.config),
     onAttempt: metrics.onAttempt,
     onCacheLookup: metrics.onCacheLookup,
+    onSharedLookup: metrics.onSharedLookup,
+    redis: app.redis,
     ...(clock ? { clock } : {}),
   })
   metrics.watchClient(() => client.peek())
   app.decorate('pocketnet', client)
   app.addHook('onClose', () => client.close())
-}, { name: 'pocketnet-client', dependencies: ['metrics'] })
+}, { name: 'pocketnet-client', dependencies: ['metrics', 'redis'] })

@@ -10,6 +10,9 @@
  * The fast path answers in front of Fastify, so it counts too, in the same store
  * (`app.countRequest`), and keeps its count on the request: when it hands a request on to
  * Fastify after all, the hook here reads that count instead of counting the request again.
+ *
+ * The store is in-process (store.ts), or in Redis when REDIS_URL is set (shared-store.ts), so
+ * that the limit holds across every instance.
  */
 import type { IncomingMessage } from 'node:http'
 import rateLimit, { normalizeIP, type FastifyRateLimitStoreCtor } from '@fastify/rate-limit'
@@ -19,12 +22,13 @@ import type { RateDecision } from '../fast-path/fast-path.js'
 import { mirroredByReplay } from '../fast-path/hook-ledger.js'
 import { clientAddressResolver, parseTrustProxy } from '../http/client-address.js'
 import { HttpError } from '../http/errors.js'
-import { FixedWindowStore } from './store.js'
+import { SharedWindowStore } from './shared-store.js'
+import { FixedWindowStore, type WindowCount } from './store.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** Counts a raw request in the rate limit, as the fast path does before it answers. */
-    countRequest: (request: IncomingMessage) => RateDecision
+    /** Counts a raw request in the rate limit, as the fast path does before it answers (later, when the count is in Redis). */
+    countRequest: (request: IncomingMessage) => RateDecision | Promise<RateDecision>
   }
 }
 
@@ -61,7 +65,7 @@ export default fp<RateLimitOptions>(async (app, { clock }) => {
     // expression, a visible share of a fast-path answer's CPU (bench/results.md, "Findings").
     return address.includes(':') ? normalizeIP(address) : address
   }
-  const store = new FixedWindowStore(clock)
+  const store = app.redis === undefined ? new FixedWindowStore(clock) : new SharedWindowStore(app.redis, 'rate:', clock)
   // The plugin makes its store with `new`; a constructor that returns an object gives that
   // object, so the plugin counts in the very store the fast path counts in.
   const SharedStore = function () { return store } as unknown as FastifyRateLimitStoreCtor
@@ -75,11 +79,14 @@ export default fp<RateLimitOptions>(async (app, { clock }) => {
     errorResponseBuilder: (_request, context) => tooManyRequests(context.max, Math.ceil(context.ttl / 1000)),
   })
 
-  app.decorate('countRequest', (request: IncomingMessage): RateDecision => {
-    const { current, ttl } = store.take(keyOf(request), windowMs)
+  const decide = (request: IncomingMessage, { current, ttl }: WindowCount): RateDecision => {
     const decision = { allowed: current <= max, limit: max, remaining: Math.max(0, max - current), resetSeconds: Math.ceil(ttl / 1000) }
     ;(request as Counted)[COUNTED] = decision
     return decision
+  }
+  app.decorate('countRequest', (request: IncomingMessage): RateDecision | Promise<RateDecision> => {
+    const counted = store.take(keyOf(request), windowMs, max)
+    return counted instanceof Promise ? counted.then(count => decide(request, count)) : decide(request, counted)
   })
 
   // The plugin's own handler, with the global limits: it counts, sets the headers, throws the 429.
@@ -100,4 +107,4 @@ export default fp<RateLimitOptions>(async (app, { clock }) => {
     if (route.config?.rateLimit !== undefined) return
     route.onRequest = [...[route.onRequest ?? []].flat(), countOnce]
   })
-}, { name: 'rate-limit' })
+}, { name: 'rate-limit', dependencies: ['redis'] })

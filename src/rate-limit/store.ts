@@ -25,7 +25,12 @@ export interface WindowCount {
 
 export const MAX_TRACKED_CLIENTS = 100_000
 
-export class FixedWindowStore implements FastifyRateLimitStore {
+/** Counts one request of a client key: at once, or (shared-store.ts, in Redis) when Redis answers. */
+export interface WindowStore {
+  take (key: string, windowMs: number, max: number): WindowCount | Promise<WindowCount>
+}
+
+export class FixedWindowStore implements FastifyRateLimitStore, WindowStore {
   readonly #windows: LRUCache<string, Window>
   readonly #clock: () => number
 
@@ -35,8 +40,8 @@ export class FixedWindowStore implements FastifyRateLimitStore {
     this.#windows = new LRUCache({ max: maxClients })
   }
 
-  /** Counts one request of `key` in a window of `windowMs`. */
-  take (key: string, windowMs: number): WindowCount {
+  /** Counts one request of `key` in a window of `windowMs` (`max` is the caller's to apply). */
+  take (key: string, windowMs: number, _max?: number): WindowCount {
     const now = this.#clock()
     let window = this.#windows.get(key)
     if (window === undefined || now >= window.endsAt) {

@@ -21,7 +21,8 @@ const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const usableNodes = nodes.filter(node => node.usable).length
     return reply.code(usableNodes > 0 ? 200 : 503).send({
       message: usableNodes > 0 ? 'Ready' : 'Not ready',
-      data: { usableNodes, bestHeight: api.bestHeight, nodes },
+      // Redis only shares work: without it the instance serves, so it never fails readiness.
+      data: { usableNodes, bestHeight: api.bestHeight, redis: app.redis?.state ?? 'off', nodes },
     })
   })
 }

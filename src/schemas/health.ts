@@ -19,6 +19,9 @@ const Readiness = Type.Object({
   data: Type.Object({
     usableNodes: Type.Integer(),
     bestHeight: Type.Optional(Type.Integer()),
+    redis: Type.Union([Type.Literal('ok'), Type.Literal('degraded'), Type.Literal('off')], {
+      description: 'ok: answers and rate limits are shared through Redis; degraded: REDIS_URL is set but Redis is unavailable, and this instance goes on alone; off: no REDIS_URL',
+    }),
     nodes: Type.Array(NodeState),
   }),
 })
@@ -33,6 +36,6 @@ export const HealthzSchema = {
 export const ReadyzSchema = {
   tags: ['operations'],
   summary: 'Readiness',
-  description: '200 when at least one Pocketnet node is usable, 503 otherwise, with the state of each node.',
+  description: '200 when at least one Pocketnet node is usable, 503 otherwise, with the state of each node and of Redis (which never fails readiness).',
   response: { 200: Readiness, 503: Type.Union([Readiness, ErrorEnvelope]) },
 }

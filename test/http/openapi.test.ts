@@ -43,6 +43,8 @@ describe('GET /docs', () => {
     for (const reference of references) {
       const asset = await fetch(new URL(reference, `${service.url}/docs/`))
       assert.equal(asset.status, 200, reference)
+      // Read to the end: an unread body holds its connection open, and the app's close waits for it.
+      assert.ok((await asset.arrayBuffer()).byteLength > 0, reference)
     }
   })
 })

@@ -1,0 +1,79 @@
+/**
+ * A real redis-server (Debian's `redis-server`, which .ci/run installs) on a free loopback port,
+ * with nothing saved to disk, stopped when the test ends. `kill()` and `restart()` take it away
+ * and bring it back on the same port, for tests of what happens while Redis is gone.
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { once } from 'node:events'
+import { createServer, connect } from 'node:net'
+
+type WithAfter = { after (fn: () => unknown): void }
+
+export interface TestRedis {
+  /** redis://127.0.0.1:<port> */
+  url: string
+  port: number
+  /** Stops the server at once (SIGKILL), as a crash would. */
+  kill (): Promise<void>
+  /** Starts it again on the same port, empty. */
+  restart (): Promise<void>
+  /** Freezes the server (SIGSTOP): connections stay open and nothing answers, as with a stalled host. */
+  pause (): void
+  /** Lets a paused server go on (SIGCONT). */
+  resume (): void
+}
+
+async function freePort (): Promise<number> {
+  const server = createServer()
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  const { port } = server.address() as { port: number }
+  server.close()
+  await once(server, 'close')
+  return port
+}
+
+/** Resolves once the port accepts connections and answers PING. */
+async function untilAnswers (port: number, child: ChildProcess): Promise<void> {
+  for (let attempt = 0; attempt < 600; attempt++) {
+    if (child.exitCode !== null) throw new Error(`redis-server exited with code ${child.exitCode}`)
+    const answered = await new Promise<boolean>(resolve => {
+      const socket = connect(port, '127.0.0.1')
+      socket.once('error', () => resolve(false))
+      socket.once('connect', () => socket.write('PING\r\n'))
+      socket.once('data', data => { socket.destroy(); resolve(data.toString().startsWith('+PONG')) })
+    })
+    if (answered) return
+    await new Promise(resolve => setTimeout(resolve, 25))
+  }
+  throw new Error('redis-server did not answer PING')
+}
+
+export async function startRedis (t: WithAfter): Promise<TestRedis> {
+  const port = await freePort()
+  let child: ChildProcess | undefined
+  const start = async (): Promise<void> => {
+    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' })
+    child.once('error', () => {})
+    await untilAnswers(port, child)
+  }
+  const kill = async (): Promise<void> => {
+    const running = child
+    child = undefined
+    if (running === undefined || running.exitCode !== null || running.signalCode !== null) return
+    const exited = once(running, 'exit')
+    running.kill('SIGKILL')
+    await exited
+  }
+  await start()
+  t.after(kill)
+  t.after(() => child?.kill('SIGCONT'))
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    port,
+    kill,
+    restart: start,
+    pause: () => child?.kill('SIGSTOP'),
+    resume: () => child?.kill('SIGCONT'),
+  }
+}

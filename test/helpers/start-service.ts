@@ -1,0 +1,79 @@
+/**
+ * Runs `src/server.ts` as its own process, as `npm start` does (the start script's V8 flag) but
+ * with tsx's loader, and reads its stdout as JSON log lines: for tests of the process itself
+ * (signals, exit codes, cluster workers). Kills what is left of it when the test ends.
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { once } from 'node:events'
+import { createInterface } from 'node:readline'
+
+const ROOT = new URL('../../', import.meta.url).pathname
+
+/** One pino line (the workers') or one of the cluster primary's, which has `name: 'primary'`. */
+export type LogLine = Record<string, unknown> & { pid: number, msg: string }
+
+export interface ServiceProcess {
+  child: ChildProcess
+  /** Every JSON line written to stdout so far, in order. */
+  lines: LogLine[]
+  /** Everything written to stderr so far. */
+  stderr (): string
+  /** The first line, already logged or still to come, that `match` accepts; rejects if the process exits first. */
+  line (what: string, match: (line: LogLine) => boolean): Promise<LogLine>
+  /** Resolves once the process exited and its stdout ended, with its exit code (null if killed by a signal) and signal. */
+  exited: Promise<{ code: number | null, signal: NodeJS.Signals | null }>
+}
+
+type WithAfter = { after (fn: () => unknown): void }
+
+export interface StartOptions {
+  /** Leads a process group of its own, as a terminal's foreground job does, so that `kill(-pid)` reaches it and its workers as Ctrl+C would. */
+  group?: boolean
+}
+
+export function startService (t: WithAfter, env: Record<string, string>, options: StartOptions = {}): ServiceProcess {
+  const child = spawn(process.execPath, ['--retain-maps-for-n-gc=1000', '--import', 'tsx', 'src/server.ts'], {
+    cwd: ROOT,
+    detached: options.group ?? false,
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', NODE_ENV: 'production', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  const lines: LogLine[] = []
+  const waiters = new Set<{ match: (line: LogLine) => boolean, resolve: (line: LogLine) => void }>()
+  let stderr = ''
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk })
+  createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', text => {
+    let line: LogLine
+    try {
+      line = JSON.parse(text) as LogLine
+    } catch {
+      return
+    }
+    lines.push(line)
+    for (const waiter of waiters) {
+      if (waiter.match(line)) {
+        waiters.delete(waiter)
+        waiter.resolve(line)
+      }
+    }
+  })
+  // 'close' rather than 'exit': it comes once the process exited and every line of its stdout,
+  // the workers' included, was read.
+  const exited = once(child, 'close').then(([code, signal]) => ({ code: code as number | null, signal: signal as NodeJS.Signals | null }))
+  // Killing the primary is enough after a failed test: cluster workers exit when their channel to it closes.
+  t.after(() => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL') })
+  return {
+    child,
+    lines,
+    stderr: () => stderr,
+    line (what, match) {
+      const seen = lines.find(match)
+      if (seen !== undefined) return Promise.resolve(seen)
+      return new Promise((resolve, reject) => {
+        waiters.add({ match, resolve })
+        exited.then(() => reject(new Error(`the service ended before logging ${what}; stderr: ${stderr}`)), reject)
+      })
+    },
+    exited,
+  }
+}
