@@ -301,13 +301,12 @@ const cpuLoad = (uses: CpuUse[]): string => (uses[0]?.cpus ?? []).map(({ name })
 function pairRow (name: string, runs: PairRun[]): string {
   const total = runs.reduce((sum, run) => sum + requests(run), 0)
   const counts = added(runs.map(run => run.counts))
-  const rps = Math.round(median(runs.map(run => run.perInstance.reduce((sum, m) => sum + m.requestsPerSecond, 0))))
   const p50 = median(runs.map(run => Math.max(...run.perInstance.map(m => m.p50))))
   const p99 = median(runs.map(run => Math.max(...run.perInstance.map(m => m.p99))))
   const errors = runs.reduce((sum, run) => sum + run.perInstance.reduce((s, m) => s + m.errors, 0), 0)
   const trips = runs[0]?.redis ? (counts.redisTrips / total).toFixed(4) : '—'
   const delay = Math.round(median(runs.map(run => run.eventLoopDelayMaxMs)))
-  return `| ${name} | ${total} | ${rps} | ${ms(p50)} | ${ms(p99)} | ${counts.upstream} | ${(counts.upstream / total * 1000).toFixed(2)} | ${trips} | ${delay} | ${errors} |`
+  return `| ${name} | ${total} | ${ms(p50)} | ${ms(p99)} | ${counts.upstream} | ${(counts.upstream / total * 1000).toFixed(2)} | ${trips} | ${delay} | ${errors} |`
 }
 
 function hotRow (name: string, runs: HotRun[], redis: boolean): string {
@@ -341,12 +340,12 @@ ${new Date().toISOString().slice(0, 10)}, ${availableParallelism()} × ${cpus()[
 
 Scenario b's ${ZIPF_DRAWS} Zipf(1.1) draws (${distinctUrls} distinct URLs), dealt out in turn between two instances (even draws to one, odd ones to the other), each half replayed once by its own wrk process, both at once (a window ends when both halves are answered, or after ${PAIR_DURATION_S} s); fresh instances (and an emptied Redis) for every window, so that each starts cold; ${PAIR_ROUNDS} rounds, the configuration that goes first alternating. Upstream calls are the instances' \`pocketnet_upstream_attempts_total{method="search"}\`, summed over both; requests are those wrk counted as answered.
 
-| Configuration | requests | req/s (both) | p50 ms | p99 ms | upstream calls | upstream calls / 1000 req | Redis round trips / req | event-loop delay max ms | errors |
-|---|---|---|---|---|---|---|---|---|---|
+| Configuration | requests | p50 ms | p99 ms | upstream calls | upstream calls / 1000 req | Redis round trips / req | event-loop delay max ms | errors |
+|---|---|---|---|---|---|---|---|---|
 ${pairRow('two instances, no Redis', withoutRuns)}
 ${pairRow('two instances, one Redis', withRedisRuns)}
 
-Requests and upstream calls are summed over the rounds; req/s, and the longest event-loop delay of either instance during the window (prom-client's \`nodejs_eventloop_lag_max_seconds\`), are the rounds' medians; p50 and p99 the rounds' medians of the slower instance's. Errors are wrk's (non-2xx answers, and socket errors and timeouts: wrk gives up on a request after 2 s). Per round, upstream calls / 1000 requests without → with Redis: ${perPairRound}. The upstream calls alone, with Redis over without, per round: ${ratios(callRatios)}; per 1000 requests, the ratio also moves with how many requests each window served. ${everyUrlAsked ? 'Every instance answered at least its half of the list in every window, so both configurations were asked every URL.' : 'Some instance answered less than its half of the list in some window: the configurations were not asked the same URLs, and the calls alone do not compare either.'}
+Requests and upstream calls are summed over the rounds; the longest event-loop delay of either instance during the window (prom-client's \`nodejs_eventloop_lag_max_seconds\`) is the rounds' median; p50 and p99 the rounds' medians of the slower instance's. Errors are wrk's (non-2xx answers, and socket errors and timeouts: wrk gives up on a request after 2 s). Per round, upstream calls / 1000 requests without → with Redis: ${perPairRound}. The upstream calls alone, with Redis over without, per round: ${ratios(callRatios)}; per 1000 requests, the ratio also moves with how many requests each window served. ${everyUrlAsked ? 'Every instance answered at least its half of the list in every window, so both configurations were asked every URL.' : 'Some instance answered less than its half of the list in some window: the configurations were not asked the same URLs, and the calls alone do not compare either.'}
 
 With Redis, the instances' misses of their in-process cache that asked Redis (\`pocketnet_shared_cache_lookups_total\`, method search, summed over the rounds): hit ${sharedCounts.hit}, miss (fetched and shared) ${sharedCounts.miss}, joined ${sharedCounts.joined}, unshared (Redis skipped, or the wait ran out) ${sharedCounts.unshared}; Redis operations that failed or timed out: ${sharedCounts.redisFailed}; upstream attempts that did not succeed, both configurations: ${added(pairRounds.flat().map(run => run.counts)).upstreamNotOk}.
 
