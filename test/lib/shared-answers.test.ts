@@ -8,6 +8,7 @@ import { describe, it, type TestContext } from 'node:test'
 import { Redis } from 'ioredis'
 import { PocketNetProxyApi, RedisLink, type RedisLinkOptions, type SharedOutcome } from '../../lib/index.js'
 import { SharedAnswers } from '../../lib/redis/shared-answers.js'
+import type { EmulatorOptions } from '../../devnode/server.js'
 import { startEmulator } from '../helpers/start-emulator.js'
 import { startRedis, type TestRedis } from '../helpers/start-redis.js'
 import { waitFor } from '../helpers/wait-for.js'
@@ -30,14 +31,32 @@ async function connected (...links: RedisLink[]): Promise<void> {
   await waitFor('the Redis links to connect', () => links.every(each => each.available && each.listening))
 }
 
+/** A redis-server, an emulator, and two clients that share the one through the other (as two instances would). */
+async function twoClients (t: TestContext, emulator: EmulatorOptions = {}) {
+  const [redis, node] = await Promise.all([startRedis(t), startEmulator(t, emulator)])
+  const [linkA, linkB] = [link(t, redis), link(t, redis)]
+  await connected(linkA, linkB)
+  const outcomes: SharedOutcome[] = []
+  const a = await client(t, [node.url], linkA, outcomes)
+  const b = await client(t, [node.url], linkB, outcomes)
+  return { redis, node, a, b, linkA, linkB, outcomes }
+}
+
+/** A redis-server, one second level on it, a client of its own to look at Redis, and the digest of the call `k`. */
+async function oneSharedLevel (t: TestContext, options: Partial<RedisLinkOptions> = {}) {
+  const redis = await startRedis(t)
+  const own = link(t, redis, options)
+  await connected(own)
+  const outcomes: SharedOutcome[] = []
+  const shared = new SharedAnswers({ link: own, deadlineMs: 5000, fetchReserveMs: 100, onLookup: (_method, outcome) => outcomes.push(outcome) })
+  const raw = new Redis(redis.url)
+  t.after(() => raw.quit())
+  return { redis, shared, outcomes, raw, digest: createHash('sha256').update('k').digest('base64url') }
+}
+
 describe('answers shared through Redis', () => {
   it('an answer one client fetched serves another without a call', async (t) => {
-    const [redis, node] = await Promise.all([startRedis(t), startEmulator(t)])
-    const [linkA, linkB] = [link(t, redis), link(t, redis)]
-    await connected(linkA, linkB)
-    const outcomes: SharedOutcome[] = []
-    const a = await client(t, [node.url], linkA, outcomes)
-    const b = await client(t, [node.url], linkB, outcomes)
+    const { node, a, b, outcomes } = await twoClients(t)
     const first = await a.rpc.search(SEARCH)
     const second = await b.rpc.search(SEARCH)
     assert.deepEqual(second, first)
@@ -46,12 +65,7 @@ describe('answers shared through Redis', () => {
   })
 
   it('20 identical calls at once on two clients make one call', async (t) => {
-    const [redis, node] = await Promise.all([startRedis(t), startEmulator(t, { latencyMs: 200 })])
-    const [linkA, linkB] = [link(t, redis), link(t, redis)]
-    await connected(linkA, linkB)
-    const outcomes: SharedOutcome[] = []
-    const a = await client(t, [node.url], linkA, outcomes)
-    const b = await client(t, [node.url], linkB, outcomes)
+    const { node, a, b, outcomes } = await twoClients(t, { latencyMs: 200 })
     node.clearCalls()
     const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? a : b).rpc.search(SEARCH)))
     assert.equal(node.callsTo('search').length, 1)
@@ -61,11 +75,7 @@ describe('answers shared through Redis', () => {
   })
 
   it('never shares a failure: each client then asks a node itself', async (t) => {
-    const [redis, node] = await Promise.all([startRedis(t), startEmulator(t, { latencyMs: 100 })])
-    const [linkA, linkB] = [link(t, redis), link(t, redis)]
-    await connected(linkA, linkB)
-    const a = await client(t, [node.url], linkA)
-    const b = await client(t, [node.url], linkB)
+    const { redis, node, a, b } = await twoClients(t, { latencyMs: 100 })
     node.clearCalls()
     node.setFault({ kind: 'rpc-error', code: -8, message: 'Invalid parameter', status: 200 }, { method: 'search' })
     const results = await Promise.allSettled([a.rpc.search(SEARCH), b.rpc.search(SEARCH)])
@@ -77,15 +87,8 @@ describe('answers shared through Redis', () => {
   })
 
   it('takes over the call when the lease holder dies', async (t) => {
-    const redis = await startRedis(t)
-    const linkA = link(t, redis)
-    await connected(linkA)
-    const outcomes: SharedOutcome[] = []
-    const shared = new SharedAnswers({ link: linkA, deadlineMs: 5000, fetchReserveMs: 100, onLookup: (_method, outcome) => outcomes.push(outcome) })
+    const { shared, outcomes, raw, digest } = await oneSharedLevel(t)
     // A lease its holder took for 300 ms and never released: the holder died.
-    const raw = new Redis(redis.url)
-    t.after(() => raw.quit())
-    const digest = createHash('sha256').update('k').digest('base64url')
     await raw.set(`test:lease:search::${digest}`, 'dead holder', 'PX', 300)
     let fetches = 0
     const answer = await shared.load({ method: 'search', key: 'k', ttlMs: 10_000, keep: () => true }, async () => {
@@ -100,14 +103,7 @@ describe('answers shared through Redis', () => {
   })
 
   it('releases a lease that its lookup took after the budget ran out, and stores the answer', async (t) => {
-    const redis = await startRedis(t)
-    const linkA = link(t, redis, { timeoutMs: 20 })
-    await connected(linkA)
-    const outcomes: SharedOutcome[] = []
-    const shared = new SharedAnswers({ link: linkA, deadlineMs: 5000, fetchReserveMs: 100, onLookup: (_method, outcome) => outcomes.push(outcome) })
-    const raw = new Redis(redis.url)
-    t.after(() => raw.quit())
-    const digest = createHash('sha256').update('k').digest('base64url')
+    const { redis, shared, outcomes, raw, digest } = await oneSharedLevel(t, { timeoutMs: 20 })
     // Redis stalls: the lookup outlives its budget, then runs (and takes the lease) once Redis goes on.
     await raw.call('CLIENT', 'PAUSE', '300', 'ALL')
     const answer = await shared.load({ method: 'search', key: 'k', ttlMs: 10_000, keep: () => true }, async () => ({ value: 'v', bytes: 1 }))
@@ -123,11 +119,7 @@ describe('answers shared through Redis', () => {
   })
 
   it('shares answers that follow the chain tip only at the same height', async (t) => {
-    const [redis, node] = await Promise.all([startRedis(t), startEmulator(t)])
-    const [linkA, linkB] = [link(t, redis), link(t, redis)]
-    await connected(linkA, linkB)
-    const a = await client(t, [node.url], linkA)
-    const b = await client(t, [node.url], linkB)
+    const { node, a, b } = await twoClients(t)
     node.clearCalls()
     const address = node.dataset.users[0]!.address
     await a.rpc.getuserprofile({ address })
@@ -165,12 +157,7 @@ describe('answers shared through Redis', () => {
   })
 
   it('goes on without Redis while it is gone, and shares again when it is back', async (t) => {
-    const [redis, node] = await Promise.all([startRedis(t), startEmulator(t)])
-    const [linkA, linkB] = [link(t, redis), link(t, redis)]
-    await connected(linkA, linkB)
-    const outcomes: SharedOutcome[] = []
-    const a = await client(t, [node.url], linkA, outcomes)
-    const b = await client(t, [node.url], linkB, outcomes)
+    const { redis, node, a, b, linkA, linkB, outcomes } = await twoClients(t)
     await redis.kill()
     node.clearCalls()
     await a.rpc.search({ ...SEARCH, keyword: 'while gone' })
