@@ -2,7 +2,8 @@
  * Process entry: load the config, build the app, listen, and shut down gracefully
  * (close-with-grace): on SIGTERM or SIGINT stop accepting, finish the requests in flight within
  * SHUTDOWN_TIMEOUT_MS, close the RPC client's sockets and timers, exit 0; past the timeout exit 1;
- * a second signal exits at once (130). An uncaught error closes the same way and exits 1.
+ * a second signal exits at once (130), but not a SIGINT that only repeats the first (Ctrl+C under
+ * `npm start` arrives twice). An uncaught error closes the same way and exits 1.
  *
  * With WEB_CONCURRENCY above 1 this process is the cluster's primary instead (cluster/primary.ts):
  * it forks that many workers, each of which runs this file again and takes the path above, except
@@ -16,6 +17,7 @@ import closeWithGrace from 'close-with-grace'
 import { WorkerMetrics } from './cluster/cluster-metrics.js'
 import { ShutdownRequests, SHUTDOWN_SIGNALS } from './cluster/shutdown-requests.js'
 import { ConfigError, loadConfig, type AppConfig } from './config.js'
+import { SignalCount } from './signal-count.js'
 
 let config
 try {
@@ -51,8 +53,9 @@ async function serve (config: AppConfig): Promise<void> {
   const { close } = closeWithGrace({
     delay: config.SHUTDOWN_TIMEOUT_MS,
     logger: false,
-    // In a worker these signals are shutdown requests (above), never a second signal.
-    ...(requests ? { skip: [...SHUTDOWN_SIGNALS] } : {}),
+    // In a worker these signals are shutdown requests (above), never a second signal; alone,
+    // SIGINT is counted below, where the same Ctrl+C relayed by npm is not a second one.
+    skip: requests ? [...SHUTDOWN_SIGNALS] : ['SIGINT'],
     onSecondSignal (signal) {
       app.log.warn({ signal }, 'second signal: exiting now')
       process.exit(130)
@@ -67,6 +70,21 @@ async function serve (config: AppConfig): Promise<void> {
     await app.close()
     app.log.info('shut down')
   })
+  if (requests === undefined) {
+    // Ctrl+C under `npm start` arrives twice (from the terminal, and relayed by npm): the repeat
+    // is not a second signal. Any other signal after the first is (close-with-grace's SIGTERM too).
+    const signals = new SignalCount()
+    process.on('SIGINT', () => {
+      const kind = signals.record('SIGINT')
+      if (!closing) {
+        requestedBy = 'SIGINT'
+        close()
+      } else if (kind !== 'again') {
+        app.log.warn({ signal: 'SIGINT' }, 'second signal: exiting now')
+        process.exit(130)
+      }
+    })
+  }
   try {
     await app.listen({ port: config.PORT, host: config.HOST })
   } catch (err) {

@@ -13,7 +13,7 @@ import { answerMetricsRequests } from './cluster-metrics.js'
 import { createPrimaryLog, type PrimaryLog } from './primary-log.js'
 import { RestartPolicy } from './restart-policy.js'
 import { SHUTDOWN_MESSAGE } from './shutdown-requests.js'
-import { SignalCount } from './signal-count.js'
+import { SignalCount } from '../signal-count.js'
 
 /**
  * How long past SHUTDOWN_TIMEOUT_MS the primary waits for the workers: each exits by its own

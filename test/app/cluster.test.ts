@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs'
 import { get } from 'node:http'
 import { describe, it } from 'node:test'
 import { RestartPolicy } from '../../src/cluster/restart-policy.js'
-import { SignalCount } from '../../src/cluster/signal-count.js'
+import { SignalCount } from '../../src/signal-count.js'
 import { manualClock } from '../helpers/manual-clock.js'
 import { startEmulator } from '../helpers/start-emulator.js'
 import { startService, type LogLine, type ServiceProcess } from '../helpers/start-service.js'
@@ -268,7 +268,7 @@ describe('WEB_CONCURRENCY: worker processes on one port', () => {
     // Two signals sent at once would merge into one: send the second once the first is handled everywhere.
     await service.line('the primary shutting down', line => isPrimary(line) && line.msg.startsWith('shutting down'))
     for (const pid of pids) await service.line(`worker ${pid} shutting down`, line => line.pid === pid && line.msg.startsWith('shutting down'))
-    // Another SIGINT this soon would be the same Ctrl+C passed on by npm or tsx (src/cluster/signal-count.ts).
+    // Another SIGINT this soon would be the same Ctrl+C passed on by npm or tsx (src/signal-count.ts).
     service.child.kill('SIGTERM')
 
     assert.deepEqual(await service.exited, { code: 130, signal: null })

@@ -57,6 +57,24 @@ describe('graceful shutdown', () => {
     await assert.rejects(fetch(`${url}/healthz`), 'no longer accepting')
   })
 
+  it('takes one Ctrl+C relayed by npm (the same SIGINT twice, at once) for one signal: answers the request in flight, exits 0', async (t) => {
+    const node = await startEmulator(t, { latencyMs: 300 })
+    const { child, url, logged } = await startServer(t, { POCKETNET_NODES: node.url })
+    await fetch(`${url}/api/nodeinfo`)
+    node.clearCalls()
+    const request = fetch(`${url}/api/search?keyword=bitcoin`).then(response => response.status)
+    while (node.callsTo('search').length < 1) await new Promise(resolve => setImmediate(resolve))
+    const exit = once(child, 'exit')
+    const draining = logged(/shutting down/)
+    child.kill('SIGINT')
+    await draining
+    // What npm does under `npm start`: the terminal's SIGINT reached node, and npm passes it on.
+    child.kill('SIGINT')
+    assert.equal(await request, 200)
+    const [code] = await exit
+    assert.equal(code, 0)
+  })
+
   it('exits at once on a second signal', async (t) => {
     const node = await startEmulator(t)
     node.setFault({ kind: 'hang' }, { method: 'search' })

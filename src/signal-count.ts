@@ -1,9 +1,10 @@
 /**
  * Tells a second signal from the first one delivered twice. Ctrl+C in a terminal signals the whole
  * foreground process group, and the tools in it pass the signal on to their child as well (npm
- * forwards it under `npm start`, `tsx watch` too), so the primary gets the same SIGINT twice a few
- * milliseconds apart. Taken for a second signal, one Ctrl+C would kill every worker mid-request;
- * a person who means a second one presses again later than `sameWithinMs`.
+ * forwards it under `npm start`, `tsx watch` too), so node gets the same SIGINT twice a few
+ * milliseconds apart: the cluster's primary, or the single process. Taken for a second signal, one
+ * Ctrl+C would drop the requests in flight; a person who means a second one presses again later
+ * than `sameWithinMs`.
  */
 export type SignalKind = 'first' | 'again' | 'second'
 
