@@ -35,7 +35,7 @@ try {
   const zipfPaths = join(work, 'zipf-paths.txt')
   writeFileSync(zipfPaths, zipfSearchPaths(100_000).join('\n'))
 
-  const emulator = await startChild('devnode/cli.ts', [], { DEVNODE_PORT: '0', DEVNODE_LATENCY_MS: '20' }, 'load')
+  const emulator = await startChild('devnode/cli.ts', [], { DEVNODE_PORT: '0', DEVNODE_LATENCY_MS: '20', DEVNODE_WORK_QUEUE: 'off' }, 'load')
   const env = {
     POCKETNET_NODES: `http://127.0.0.1:${emulator.port}`,
     LOG_LEVEL: 'warn',

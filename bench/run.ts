@@ -36,7 +36,8 @@ const work = mkdtempSync(join(tmpdir(), 'bench-'))
 const zipfPaths = join(work, 'zipf-paths.txt')
 writeFileSync(zipfPaths, zipfSearchPaths(ZIPF_DRAWS).join('\n'))
 
-const emulator = await startChild('devnode/cli.ts', [], { DEVNODE_PORT: '0', DEVNODE_LATENCY_MS: String(UPSTREAM_LATENCY_MS) }, 'load')
+// Without the node's work queue: these scenarios measure the service, not a saturated node (bench/overload.ts does that).
+const emulator = await startChild('devnode/cli.ts', [], { DEVNODE_PORT: '0', DEVNODE_LATENCY_MS: String(UPSTREAM_LATENCY_MS), DEVNODE_WORK_QUEUE: 'off' }, 'load')
 const emulatorUrl = `http://127.0.0.1:${emulator.port}`
 const SERVICE_ENV = {
   POCKETNET_NODES: emulatorUrl,

@@ -226,7 +226,7 @@ async function rotating<T> (round: number, windows: Array<() => Promise<T>>): Pr
   return results
 }
 
-const emulator = await startChild('devnode/cli.ts', [], { DEVNODE_PORT: '0', DEVNODE_LATENCY_MS: String(UPSTREAM_LATENCY_MS) }, 'load')
+const emulator = await startChild('devnode/cli.ts', [], { DEVNODE_PORT: '0', DEVNODE_LATENCY_MS: String(UPSTREAM_LATENCY_MS), DEVNODE_WORK_QUEUE: 'off' }, 'load')
 running.add(emulator.child)
 const emulatorUrl = `http://127.0.0.1:${emulator.port}`
 let redisPort = 0

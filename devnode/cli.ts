@@ -1,9 +1,20 @@
 /**
  * `npm run devnode`: the emulator alone, for a front-end or lib/ developer without a node.
  * Environment: DEVNODE_HOST (127.0.0.1), DEVNODE_PORT (38081), DEVNODE_LATENCY_MS (0),
- * DEVNODE_BLOCK_INTERVAL_MS (60000), DEVNODE_VERSION (0.22.7).
+ * DEVNODE_BLOCK_INTERVAL_MS (60000), DEVNODE_VERSION (0.22.7),
+ * DEVNODE_WORK_QUEUE (4/16: worker threads/most waiting, as a real node; `off` serves all at once).
  */
-import { createEmulator } from './server.js'
+import { createEmulator, type WorkQueueModel } from './server.js'
+
+function parseWorkQueue (value: string): WorkQueueModel | undefined {
+  if (value === 'off') return undefined
+  const match = /^(\d+)\/(\d+)$/.exec(value)
+  if (!match || Number(match[1]) < 1) {
+    console.error(`DEVNODE_WORK_QUEUE must be threads/depth with at least one thread (e.g. 4/16), or off; got "${value}"`)
+    process.exit(1)
+  }
+  return { threads: Number(match[1]), depth: Number(match[2]) }
+}
 
 const emulator = await createEmulator({
   host: process.env.DEVNODE_HOST ?? '127.0.0.1',
@@ -11,6 +22,7 @@ const emulator = await createEmulator({
   latencyMs: Number(process.env.DEVNODE_LATENCY_MS ?? 0),
   blockIntervalMs: Number(process.env.DEVNODE_BLOCK_INTERVAL_MS ?? 60_000),
   version: process.env.DEVNODE_VERSION ?? '0.22.7',
+  workQueue: parseWorkQueue(process.env.DEVNODE_WORK_QUEUE ?? '4/16'),
 })
 const user = emulator.dataset.users[0]
 console.log(`Pocketnet node emulator listening on ${emulator.url} (height ${emulator.height})

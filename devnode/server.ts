@@ -28,6 +28,35 @@ export interface EmulatorOptions {
   dataset?: Dataset
   /** Most calls kept in `calls` (the oldest half goes beyond it), so a long-running emulator stays small. Default 100000. */
   recordLimit?: number
+  /**
+   * Serve the RPC through a work queue as a real node does (its libevent HTTP server): a few
+   * worker threads (default 4) take requests in arrival order, each holding its worker for its
+   * whole service time (`latencyMs` plus a `latency` fault); up to `depth` more (default 16)
+   * wait in line, and a request arriving while that many wait is refused at once with HTTP 500
+   * and the plain-text body `Work queue depth exceeded`. Absent: every request is served at once.
+   */
+  workQueue?: WorkQueueModel
+}
+
+export interface WorkQueueModel {
+  /** Worker threads. Default 4. */
+  threads?: number
+  /** Most requests waiting for a worker. Default 16. */
+  depth?: number
+}
+
+export interface WorkQueueStats {
+  /** Requests holding a worker now. */
+  active: number
+  /** Requests waiting for a worker now. */
+  waiting: number
+  /** High-water marks since the start or the last resetWorkQueueStats(). */
+  maxActive: number
+  maxWaiting: number
+  /** Refused with `Work queue depth exceeded`. */
+  rejected: number
+  /** Held a worker and let it go: answered, or their client left. */
+  served: number
 }
 
 export interface RecordedCall {
@@ -49,6 +78,11 @@ export interface Emulator {
   readonly height: number
   mineBlock (): void
   dataset: Dataset
+  /** Replaces the work-queue model for requests that arrive from now on (null: serve all at once). */
+  setWorkQueue (model: WorkQueueModel | null): void
+  workQueue (): WorkQueueStats
+  /** Restarts the high-water marks and counters; what is active or waiting now stays. */
+  resetWorkQueueStats (): void
   /** Stops listening and drops open connections (hanging ones too); state is kept. */
   stop (): Promise<void>
   /** Listens again on the same port. */
@@ -63,6 +97,17 @@ function sendJson (response: ServerResponse, status: number, body: unknown): voi
   const text = JSON.stringify(body)
   response.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) })
   response.end(text)
+}
+
+interface WorkQueueLimits { threads: number, depth: number }
+/** A worker's release, or why the request got none. */
+type Worker = (() => void) | 'refused' | 'gone'
+
+function workQueueLimits (model: WorkQueueModel): WorkQueueLimits {
+  const limits = { threads: model.threads ?? 4, depth: model.depth ?? 16 }
+  if (!Number.isInteger(limits.threads) || limits.threads < 1) throw new RangeError(`workQueue.threads must be a whole number from 1, not ${limits.threads}`)
+  if (!Number.isInteger(limits.depth) || limits.depth < 0) throw new RangeError(`workQueue.depth must be a whole number from 0, not ${limits.depth}`)
+  return limits
 }
 
 async function readBody (request: IncomingMessage): Promise<string | undefined> {
@@ -94,6 +139,63 @@ export async function createEmulator (options: EmulatorOptions = {}): Promise<Em
   const sockets = new Set<Socket>()
   let fault: ActiveFault | undefined
   let closed = false
+
+  // Requests already in the queue drain by the last limits given, even once the model is off.
+  let queueOn = options.workQueue !== undefined
+  let limits = workQueueLimits(options.workQueue ?? {})
+  let busy = 0
+  const waiting: Array<{ run (): void, leave (): void }> = []
+  const stats = { maxActive: 0, maxWaiting: 0, rejected: 0, served: 0 }
+
+  /** Holds a worker until the returned release, or until the socket closes (a hung answer). */
+  function occupy (socket: Socket): () => void {
+    busy++
+    stats.maxActive = Math.max(stats.maxActive, busy)
+    let held = true
+    const release = (): void => {
+      if (!held) return
+      held = false
+      socket.off('close', release)
+      busy--
+      stats.served++
+      startWaiters()
+    }
+    socket.once('close', release)
+    return release
+  }
+
+  function startWaiters (): void {
+    while (busy < limits.threads && waiting.length > 0) waiting.shift()?.run()
+  }
+
+  /**
+   * A worker's release once the request holds one; 'refused' when the line is full, 'gone'
+   * when the client left first.
+   */
+  function takeWorker (socket: Socket): Worker | Promise<Worker> {
+    if (socket.destroyed) return 'gone'
+    if (busy < limits.threads && waiting.length === 0) return occupy(socket)
+    if (waiting.length >= limits.depth) {
+      stats.rejected++
+      return 'refused'
+    }
+    return new Promise(resolve => {
+      const entry = {
+        run () {
+          socket.off('close', entry.leave)
+          resolve(occupy(socket))
+        },
+        // A client that left must not take a worker later.
+        leave () {
+          waiting.splice(waiting.indexOf(entry), 1)
+          resolve('gone')
+        },
+      }
+      socket.once('close', entry.leave)
+      waiting.push(entry)
+      stats.maxWaiting = Math.max(stats.maxWaiting, waiting.length)
+    })
+  }
 
   function dispatch (method: string, params: unknown[]): unknown {
     switch (method) {
@@ -130,6 +232,23 @@ export async function createEmulator (options: EmulatorOptions = {}): Promise<Em
     const id = body.id ?? null
     record({ method, params: body.params, id, at: Date.now() })
 
+    if (!queueOn) return answer(request, response, method, id, body.params)
+    const socket = request.socket
+    const worker = await takeWorker(socket)
+    if (worker === 'gone') return
+    if (worker === 'refused') {
+      answerWithFault({ kind: 'work-queue' }, request, response, id)
+      return
+    }
+    try {
+      await answer(request, response, method, id, body.params)
+    } finally {
+      // Unanswered (a hang): the worker stays taken until the client goes.
+      if (response.writableEnded || socket.destroyed) worker()
+    }
+  }
+
+  async function answer (request: IncomingMessage, response: ServerResponse, method: string, id: unknown, rawParams: unknown): Promise<void> {
     if (options.latencyMs) await sleep(options.latencyMs)
     const active = fault?.take(method) ? fault.fault : undefined
     if (active?.kind === 'latency') await sleep(active.ms)
@@ -137,7 +256,7 @@ export async function createEmulator (options: EmulatorOptions = {}): Promise<Em
     chain.lag = active?.kind === 'lag' ? active.blocks : 0
     try {
       if (request.url?.startsWith('/post/') && READ_METHODS.has(method)) throw new RpcError(-32601, 'Method not found', 404)
-      const params = Array.isArray(body.params) ? body.params : []
+      const params = Array.isArray(rawParams) ? rawParams : []
       sendJson(response, 200, { result: dispatch(method, params), error: null, id })
     } catch (err) {
       const rpc = err instanceof RpcError ? err : new RpcError(-32603, 'Internal error')
@@ -193,6 +312,16 @@ export async function createEmulator (options: EmulatorOptions = {}): Promise<Em
     },
     mineBlock,
     dataset,
+    setWorkQueue (model) {
+      queueOn = model !== null
+      if (model === null) return
+      limits = workQueueLimits(model)
+      startWaiters()
+    },
+    workQueue: () => ({ active: busy, waiting: waiting.length, ...stats }),
+    resetWorkQueueStats () {
+      Object.assign(stats, { maxActive: busy, maxWaiting: waiting.length, rejected: 0, served: 0 })
+    },
     stop,
     async start () {
       if (closed) throw new Error('The emulator is closed')

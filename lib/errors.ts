@@ -14,6 +14,7 @@ export const RPC_ERROR_CODES = {
   RPC_ERR_TRANSPORT: 'A node could not be reached or gave an answer that is not a valid JSON-RPC reply.',
   RPC_ERR_TIMEOUT: 'No node answered within the deadline.',
   RPC_ERR_UNAVAILABLE: 'Every node failed; the attempts are listed in the message and in cause.',
+  RPC_ERR_OVERLOADED: 'Every node is at capacity: the call would have waited past its deadline, so it was refused at once (retryAfterMs says when to come back). Not a failure of any node.',
   RPC_ERR_CLOSED: 'The client was closed before or during the call.',
 } as const
 
@@ -90,6 +91,18 @@ export class RpcTimeoutError extends RpcClientError {
 export class RpcUnavailableError extends RpcClientError {
   constructor (method: string, message: string, options: { cause: AggregateError }) {
     super('RPC_ERR_UNAVAILABLE', message, { method, cause: options.cause })
+  }
+}
+
+/**
+ * The nodes are at capacity: the call was refused rather than left to time out (load shedding).
+ * `retryAfterMs` is about when the queue it would have waited in will have drained (at least 1 s).
+ */
+export class RpcOverloadedError extends RpcClientError {
+  readonly retryAfterMs: number
+  constructor (method: string, message: string, options: { retryAfterMs: number, cause?: unknown }) {
+    super('RPC_ERR_OVERLOADED', message, { method, cause: options.cause })
+    this.retryAfterMs = options.retryAfterMs
   }
 }
 

@@ -15,7 +15,8 @@ export { DEFAULT_CACHE_TTL_MS, type CacheOutcome } from './cache.js'
 export { isPocketnetAddress, POCKETNET_ADDRESS_RULE } from './address.js'
 export { RedisLink, parseRedisUrl, type RedisLinkOptions, type RedisOperationEvent, type RedisOutcome, type RedisScript } from './redis/redis-link.js'
 export type { SharedOutcome } from './redis/shared-answers.js'
-export type { NodeSnapshot, AttemptEvent, AttemptOutcome } from './node-pool.js'
+export type { NodeSnapshot, AttemptEvent, AttemptOutcome, OverloadEvent } from './node-pool.js'
+export type { OverloadReason } from './node-slots.js'
 export type { CircuitState } from './node-health.js'
 export type { NodeInfo } from './methods/getnodeinfo.js'
 export type { GetUserProfileParams, UserProfile, ProfileForm } from './methods/getuserprofile.js'
@@ -28,6 +29,7 @@ export {
   RpcTransportError,
   RpcTimeoutError,
   RpcUnavailableError,
+  RpcOverloadedError,
   RpcClosedError,
   isRpcClientError,
   type RpcErrorCode,

@@ -5,19 +5,26 @@
  * - Health: every node is probed with getnodeinfo at start and every `probeIntervalMs`
  *   (jittered), which records latency, height and version.
  * - Selection: among usable nodes (circuit closed, not lagging the best height by more than
- *   `maxLagBlocks`), two are drawn at random and the better-rated one is taken
- *   (power of two choices), so that load spreads but slow or failing nodes get less.
+ *   `maxLagBlocks`) that have a free slot, two are drawn at random and the better-rated one is
+ *   taken (power of two choices), so that load spreads but slow or failing nodes get less.
+ * - Capacity: each node takes a bounded number of calls at once (node-slots.ts); when none has
+ *   room, the call waits for the node where it would be answered soonest, or is refused at once
+ *   with RPC_ERR_OVERLOADED when it could not be answered in time (load shedding). Waiting for
+ *   a slot is never the node's time: the attempt's timer starts when the call is sent, and
+ *   neither waiting nor a refusal changes a node's rating.
  * - A failure opens the node's circuit: no traffic until a background probe succeeds
  *   (cooldown 1 s, doubling to 30 s). If no node is usable, the others are tried anyway.
  * - Failover: transport failures, timeouts and RPC errors that do not blame the request move
  *   the call to another node; an RPC error about the request is returned at once.
  * - Hedging: when an attempt has not answered after the observed p95 latency (100 ms–1 s), the
- *   call is also sent to a second node; the first success wins and the other is aborted.
+ *   call is also sent to a second node that has a free slot; the first success wins and the
+ *   other is aborted.
  */
 import { Cancel } from './cancel.js'
-import { RpcClosedError, RpcNodeError, RpcTimeoutError, RpcUnavailableError, isRpcClientError, type RpcClientError } from './errors.js'
+import { RpcClosedError, RpcNodeError, RpcOverloadedError, RpcTimeoutError, RpcUnavailableError, isRpcClientError, type RpcClientError } from './errors.js'
 import { getnodeinfo, type NodeInfo } from './methods/getnodeinfo.js'
 import { DEFAULT_HEALTH_POLICY, LatencyWindow, NodeHealth, type CircuitState } from './node-health.js'
+import { NoSlot, NodeSlots, type OverloadReason } from './node-slots.js'
 import { NodeTransport } from './transport.js'
 
 /** What a readiness check, a metric or a log may know about one node. */
@@ -34,6 +41,12 @@ export interface NodeSnapshot {
   errorRate: number
   consecutiveFailures: number
   lastError: string | undefined
+  /** Calls sent and not yet answered. */
+  inFlight: number
+  /** How many calls it is given at once now (adapts between 4 and connectionsPerNode). */
+  concurrencyLimit: number
+  /** Calls waiting for a slot on it. */
+  queued: number
 }
 
 export type AttemptOutcome = 'ok' | 'rpc-error' | 'transport' | 'timeout' | 'cancelled'
@@ -45,6 +58,16 @@ export interface AttemptEvent {
   outcome: AttemptOutcome
   durationMs: number
   hedge: boolean
+  /** How long the call waited for a slot on the node before it was sent. */
+  queuedMs: number
+}
+
+/** A call that got no slot on a node: refused at once (`full`), or after waiting until it could no longer be answered in time (`expired`). */
+export interface OverloadEvent {
+  node: string
+  method: string
+  reason: OverloadReason
+  waitedMs: number
 }
 
 export interface PoolOptions {
@@ -57,6 +80,7 @@ export interface PoolOptions {
   /** Milliseconds; default performance.now. */
   clock?: () => number
   onAttempt?: ((event: AttemptEvent) => void) | undefined
+  onOverload?: ((event: OverloadEvent) => void) | undefined
   /** Called when the best known chain height grows. */
   onNewBlock?: ((height: number) => void) | undefined
 }
@@ -72,6 +96,19 @@ export type Attempt<T> = (node: PoolNode, timeoutMs: number, cancel: Cancel) => 
 export interface PoolNode {
   readonly transport: NodeTransport
   readonly health: NodeHealth
+  readonly slots: NodeSlots
+}
+
+/** Where a call goes: a node, with a slot taken (`queued` false) or to wait for one. */
+interface Placement {
+  node: PoolNode
+  queued: boolean
+}
+
+/** No node could take the call in time; `node` is where it would have waited least. */
+interface Refusal {
+  node: PoolNode
+  noSlot: NoSlot
 }
 
 const START_GRACE_MIN_MS = 50
@@ -80,6 +117,8 @@ const HEDGE_MIN_MS = 100
 const HEDGE_MAX_MS = 1000
 /** Reason given to attempts that lost a hedge race or whose call ended. */
 const CALL_SETTLED = Symbol('call settled')
+/** Reason given to calls waiting for a node whose circuit opened. */
+const NODE_FAILED = Symbol('node failed')
 
 export class NodePool {
   readonly #nodes: PoolNode[]
@@ -100,10 +139,12 @@ export class NodePool {
     this.#nodes = options.nodes.map((url, index) => ({
       transport: new NodeTransport(url, {
         name: `node ${index + 1}`,
-        connections: options.connectionsPerNode,
+        // One more than the slots: the health probe goes beside the calls.
+        connections: options.connectionsPerNode + 1,
         maxResponseBytes: options.maxResponseBytes,
       }),
       health: new NodeHealth(policy),
+      slots: new NodeSlots(options.connectionsPerNode, this.#clock),
     }))
   }
 
@@ -142,6 +183,8 @@ export class NodePool {
     const tried = new Set<PoolNode>()
     const running = new Map<PoolNode, Cancel>()
     const failures: RpcClientError[] = []
+    let refusal: Refusal | undefined
+    let queuedMs = 0
     let hedgeTimer: NodeJS.Timeout | undefined
     let settled = false
     let succeeded = false
@@ -161,61 +204,104 @@ export class NodePool {
         return
       }
       this.#onClose.add(finish)
+      const giveUp = (): void => finish(conclude(method, failures, refusal, queuedMs, options.deadlineMs))
 
-      const launch = (hedge: boolean): boolean => {
-        const remaining = Math.floor(deadline - this.#clock())
-        const node = remaining > 0 ? this.#pick(tried) : undefined
-        if (node === undefined) return false
-        tried.add(node)
-        const timeoutMs = Math.min(options.attemptTimeoutMs, remaining)
-        const cancel = new Cancel()
-        running.set(node, cancel)
-        node.health.inFlight++
+      const send = (node: PoolNode, cancel: Cancel, hedge: boolean, waitedMs: number): void => {
+        // From the moment the call is sent: a hedge is for a slow node, not for our own queue.
+        if (this.#options.hedging && !hedge && running.size === 1) armHedge()
         const started = this.#clock()
-        const done = (outcome: AttemptOutcome): number => {
+        const timeoutMs = Math.min(options.attemptTimeoutMs, Math.floor(deadline - started))
+        node.health.inFlight++
+        const done = (outcome: AttemptOutcome, answered: boolean): number => {
           node.health.inFlight--
           running.delete(node)
           const durationMs = this.#clock() - started
-          this.#options.onAttempt?.({ node: node.transport.name, method, outcome, durationMs, hedge })
+          node.slots.release(method, answered ? durationMs : undefined)
+          this.#options.onAttempt?.({ node: node.transport.name, method, outcome, durationMs, hedge, queuedMs: waitedMs })
           return durationMs
         }
         attempt(node, timeoutMs, cancel).then(value => {
-          this.#recordSuccess(node, done('ok'))
+          this.#recordSuccess(node, done('ok', true))
           succeeded = true
           finish(undefined, value)
         }, (err: unknown) => {
           if (cancel.reason === CALL_SETTLED) {
-            const elapsed = done('cancelled')
+            const elapsed = done('cancelled', false)
             if (succeeded) node.health.recordOvertaken(elapsed)
             return
           }
           if (!isRpcClientError(err)) {
-            done('transport')
+            done('transport', false)
             finish(err)
             return
           }
           if (err instanceof RpcNodeError && !err.retryable) {
             // A real answer about the request: the node is fine.
-            this.#recordSuccess(node, done('rpc-error'))
+            this.#recordSuccess(node, done('rpc-error', true))
             finish(err)
             return
           }
-          done(err.code === 'RPC_ERR_TIMEOUT' ? 'timeout' : err instanceof RpcNodeError ? 'rpc-error' : 'transport')
-          this.#recordFailure(node, err)
+          const timedOut = err.code === 'RPC_ERR_TIMEOUT'
+          done(timedOut ? 'timeout' : err instanceof RpcNodeError ? 'rpc-error' : 'transport', err instanceof RpcNodeError)
+          // Cut short by what was left of the call's deadline, not by the node's own time limit:
+          // no reason to think less of the node.
+          if (!(timedOut && timeoutMs < options.attemptTimeoutMs)) this.#recordFailure(node, err)
           failures.push(err)
           if (settled) return
-          if (!launch(false) && running.size === 0) finish(summarize(method, failures, options.deadlineMs))
+          if (!launch(false) && running.size === 0) giveUp()
         })
-        if (this.#options.hedging && running.size === 1) {
-          clearTimeout(hedgeTimer)
-          hedgeTimer = setTimeout(() => {
-            if (!settled && running.size === 1) launch(true)
-          }, this.#hedgeDelayMs())
+      }
+
+      const launch = (hedge: boolean): boolean => {
+        if (deadline - this.#clock() < 1) return false
+        const placement = this.#place(tried, deadline, hedge)
+        if (placement === undefined) return false
+        if ('noSlot' in placement) {
+          refusal = placement
+          this.#options.onOverload?.({ node: placement.node.transport.name, method, reason: 'full', waitedMs: 0 })
+          return false
+        }
+        const { node, queued } = placement
+        tried.add(node)
+        const cancel = new Cancel()
+        running.set(node, cancel)
+        if (!queued) {
+          send(node, cancel, hedge, 0)
+        } else {
+          const since = this.#clock()
+          node.slots.acquire(deadline, cancel).then(() => {
+            const waitedMs = this.#clock() - since
+            queuedMs += waitedMs
+            send(node, cancel, hedge, waitedMs)
+          }, (reason: unknown) => {
+            running.delete(node)
+            if (reason === NODE_FAILED) {
+              // Its circuit opened while the call waited: another node, at once.
+              if (!settled && !launch(false) && running.size === 0) giveUp()
+              return
+            }
+            if (!(reason instanceof NoSlot)) return
+            queuedMs += reason.waitedMs
+            refusal = { node, noSlot: reason }
+            this.#options.onOverload?.({ node: node.transport.name, method, reason: reason.reason, waitedMs: reason.waitedMs })
+            if (settled) return
+            if (!launch(false) && running.size === 0) giveUp()
+          })
         }
         return true
       }
 
-      if (!launch(false)) finish(summarize(method, failures, options.deadlineMs))
+      // Tried again a hedge delay later when no node had room for it.
+      const armHedge = (): void => {
+        clearTimeout(hedgeTimer)
+        const delayMs = this.#hedgeDelayMs()
+        if (deadline - this.#clock() <= delayMs) return
+        hedgeTimer = setTimeout(() => {
+          if (!settled && running.size === 1 && !launch(true)) armHedge()
+        }, delayMs)
+      }
+
+      if (!launch(false)) giveUp()
     })
   }
 
@@ -231,7 +317,7 @@ export class NodePool {
   }
 
   snapshot (): NodeSnapshot[] {
-    return this.#nodes.map(({ transport, health }) => {
+    return this.#nodes.map(({ transport, health, slots }) => {
       const lagging = health.isLagging(this.#bestHeight)
       return {
         name: transport.name,
@@ -245,6 +331,9 @@ export class NodePool {
         errorRate: Math.round(health.errorRate * 1000) / 1000,
         consecutiveFailures: health.consecutiveFailures,
         lastError: health.lastError,
+        inFlight: slots.inFlight,
+        concurrencyLimit: slots.limit,
+        queued: slots.queued,
       }
     })
   }
@@ -254,14 +343,19 @@ export class NodePool {
     this.#closed = true
     for (const end of this.#onClose) end(reason)
     this.#onClose.clear()
+    for (const node of this.#nodes) node.slots.clear(reason)
     clearTimeout(this.#probeTimer)
     for (const timer of this.#retryTimers.values()) clearTimeout(timer)
     this.#retryTimers.clear()
     await Promise.all(this.#nodes.map(node => node.transport.close()))
   }
 
-  /** Power of two choices within the best tier: fresh nodes, then lagging ones, then open circuits. */
-  #pick (exclude: Set<PoolNode>): PoolNode | undefined {
+  /**
+   * Where a call goes. Within the best tier (fresh nodes, then lagging ones, then open circuits):
+   * a node with a free slot, by power of two choices; else the node where it would be answered
+   * soonest, if it can wait that long; else a refusal (none for a hedge).
+   */
+  #place (exclude: Set<PoolNode>, deadline: number, hedge: boolean): Placement | Refusal | undefined {
     let bestTier = 3
     let candidates: PoolNode[] = []
     for (const node of this.#nodes) {
@@ -275,12 +369,29 @@ export class NodePool {
         candidates.push(node)
       }
     }
-    if (candidates.length <= 1) return candidates[0]
-    const first = Math.floor(Math.random() * candidates.length)
-    const second = (first + 1 + Math.floor(Math.random() * (candidates.length - 1))) % candidates.length
-    const a = candidates[first] as PoolNode
-    const b = candidates[second] as PoolNode
-    return a.health.score() <= b.health.score() ? a : b
+    const free = candidates.filter(node => node.slots.free)
+    const node = twoChoices(free)
+    if (node !== undefined) {
+      node.slots.tryAcquire()
+      return { node, queued: false }
+    }
+    let soonest: { node: PoolNode, costMs: number } | undefined
+    let refusal: Refusal | undefined
+    for (const candidate of candidates) {
+      const wait = candidate.slots.expectedWait(deadline)
+      if (wait === undefined) continue
+      if (wait.waitMs <= wait.allowedMs) {
+        const costMs = wait.waitMs + candidate.slots.answerMs
+        if (soonest === undefined || costMs < soonest.costMs) soonest = { node: candidate, costMs }
+      } else if (refusal === undefined || wait.waitMs - wait.allowedMs < refusal.noSlot.expectedWaitMs - refusal.noSlot.allowedWaitMs) {
+        refusal = { node: candidate, noSlot: new NoSlot('full', wait.waitMs, wait.allowedMs, 0) }
+      }
+    }
+    if (soonest !== undefined) return { node: soonest.node, queued: true }
+    // A hedge is a second chance, not a call: no node refused anything.
+    if (hedge) return undefined
+    if (refusal !== undefined) for (const candidate of candidates) candidate.slots.noteRefused()
+    return refusal
   }
 
   #hedgeDelayMs (): number {
@@ -295,6 +406,7 @@ export class NodePool {
 
   #recordFailure (node: PoolNode, err: Error): void {
     node.health.recordFailure(err.message, this.#clock())
+    node.slots.clear(NODE_FAILED)
     this.#scheduleRetry(node)
   }
 
@@ -306,7 +418,9 @@ export class NodePool {
     try {
       const answer = await node.transport.post('getnodeinfo', [], { timeoutMs, cancel })
       this.noteNodeInfo(node, getnodeinfo.fromWire(answer.result, undefined, {}))
-      this.#recordSuccess(node, this.#clock() - started)
+      const latencyMs = this.#clock() - started
+      this.#recordSuccess(node, latencyMs)
+      node.slots.noteProbe(latencyMs)
     } catch (err) {
       if (!this.#closed && err instanceof Error) this.#recordFailure(node, err)
       throw err
@@ -339,6 +453,39 @@ export class NodePool {
     timer.unref()
     this.#retryTimers.set(node, timer)
   }
+}
+
+/** Two drawn at random, the better rated taken. */
+function twoChoices (nodes: PoolNode[]): PoolNode | undefined {
+  if (nodes.length <= 1) return nodes[0]
+  const first = Math.floor(Math.random() * nodes.length)
+  const second = (first + 1 + Math.floor(Math.random() * (nodes.length - 1))) % nodes.length
+  const a = nodes[first] as PoolNode
+  const b = nodes[second] as PoolNode
+  return a.health.score() <= b.health.score() ? a : b
+}
+
+/**
+ * The error of a call that no node answered. Overload (503 in the service) when a node refused
+ * it for capacity, or when it spent part of its deadline waiting for a slot and then ran out of
+ * time: a client should come back later. Otherwise the nodes failed.
+ */
+function conclude (method: string, failures: RpcClientError[], refusal: Refusal | undefined, queuedMs: number, deadlineMs: number): RpcClientError {
+  const cutShort = failures.length > 0 && queuedMs > 0 && failures.every(failure => failure.code === 'RPC_ERR_TIMEOUT')
+  if (refusal === undefined && !cutShort) return summarize(method, failures, deadlineMs)
+  const tried = failures.map(failure => failure.message).join('; ')
+  const cause = new AggregateError(failures, `${failures.length} attempts failed`)
+  if (refusal === undefined) {
+    return new RpcOverloadedError(method,
+      `The Pocketnet nodes are at capacity: ${method} waited ${Math.round(queuedMs)} ms for a free connection, then ${tried}`, { retryAfterMs: 1000, cause })
+  }
+  const { node, noSlot } = refusal
+  const name = node.transport.name
+  const why = noSlot.reason === 'expired'
+    ? `no connection to ${name} became free within ${Math.round(noSlot.waitedMs)} ms, while ${method} could still be answered before its deadline`
+    : `${method} would wait about ${Math.round(noSlot.expectedWaitMs)} ms for a free connection to ${name}, more than the ${Math.max(0, Math.round(noSlot.allowedWaitMs))} ms it can afford`
+  const retryAfterMs = noSlot.reason === 'expired' ? 1000 : Math.max(1000, Math.ceil(noSlot.expectedWaitMs - noSlot.allowedWaitMs))
+  return new RpcOverloadedError(method, `The Pocketnet nodes are at capacity: ${why}${tried ? `; ${tried}` : ''}`, { retryAfterMs, cause })
 }
 
 function summarize (method: string, failures: RpcClientError[], deadlineMs: number): RpcClientError {

@@ -5,7 +5,7 @@
  * and only when called.
  */
 import { DEFAULT_CACHE_TTL_MS, type CacheOutcome } from './cache.js'
-import type { AttemptEvent } from './node-pool.js'
+import type { AttemptEvent, OverloadEvent } from './node-pool.js'
 import type { RedisLink } from './redis/redis-link.js'
 import type { SharedOutcome } from './redis/shared-answers.js'
 
@@ -35,7 +35,8 @@ export const OPTION_RANGES = {
   startupTimeoutMs: { default: 5000, min: 100, max: 120_000 },
   probeIntervalMs: { default: 30_000, min: 50, max: 3_600_000 },
   maxLagBlocks: { default: 3, min: 0, max: 10_000 },
-  // A node queues 16 requests for 4 threads: more connections than that rarely help.
+  // A node serves 4 calls at once and queues 16 more: the adaptive limit starts at 4 and stays
+  // within what the node's queue takes.
   connectionsPerNode: { default: 16, min: 1, max: 1024 },
   maxResponseBytes: { default: 16 * MIB, min: 1024, max: 1024 * MIB },
 } as const satisfies Record<string, OptionRange>
@@ -65,12 +66,21 @@ export interface ClientOptions {
   maxLagBlocks?: number
   /** Send a slow call to a second node after the observed p95 latency (100 ms–1 s). Default true. */
   hedging?: boolean
-  /** Keep-alive connections per node; a node queues 16 requests for 4 threads, so more rarely helps. Default 16. */
+  /**
+   * Most calls in flight on one node (one keep-alive connection each, plus one for the health
+   * probe). A node serves 4 at once with 4 threads and queues 16 more: the client gives each node
+   * 4 calls at once to start with and raises that, up to this bound, while the node answers as
+   * fast as it does unloaded. Calls beyond wait for a slot, or are refused with
+   * RPC_ERR_OVERLOADED when they could not be answered in time. Default 16. With several
+   * instances in front of the same nodes, divide it among them.
+   */
   connectionsPerNode?: number
   /** Largest answer accepted from a node. Default 16 MiB. */
   maxResponseBytes?: number
   /** Called after every attempt on a node, e.g. for metrics. Must not throw. */
   onAttempt?: (event: AttemptEvent) => void
+  /** Called when a call got no slot on a node (refused at once, or waited until it could no longer be answered in time). Must not throw. */
+  onOverload?: (event: OverloadEvent) => void
   /**
    * Answers kept in memory. `ttlMs` per method, 0 to turn one off (default
    * {@link DEFAULT_CACHE_TTL_MS}, others 0); at most `maxEntries` (10000) entries and
@@ -99,7 +109,7 @@ export interface ClientOptions {
   clock?: () => number
 }
 
-type Hooks = 'onAttempt' | 'onCacheLookup' | 'onSharedLookup' | 'clock' | 'redis'
+type Hooks = 'onAttempt' | 'onOverload' | 'onCacheLookup' | 'onSharedLookup' | 'clock' | 'redis'
 
 export interface ResolvedOptions extends Required<Omit<ClientOptions, Hooks | 'cache'>>, Pick<ClientOptions, Hooks> {
   cache: { ttlMs: Record<string, number>, maxEntries: number, maxBytes: number, serveStale: boolean }
@@ -143,7 +153,7 @@ export function resolveOptions (options: ClientOptions = {}): ResolvedOptions {
   const badNode = nodes.find(node => !isHttpUrl(node))
   if (badNode !== undefined) fail('nodes', 'a list of http(s) URLs such as http://127.0.0.1:38081', badNode)
   if (options.hedging !== undefined && typeof options.hedging !== 'boolean') fail('hedging', 'true or false', options.hedging)
-  for (const name of ['onAttempt', 'onCacheLookup', 'onSharedLookup', 'clock'] as const) {
+  for (const name of ['onAttempt', 'onOverload', 'onCacheLookup', 'onSharedLookup', 'clock'] as const) {
     if (options[name] !== undefined && typeof options[name] !== 'function') fail(name, 'a function', typeof options[name])
   }
   const cache = options.cache ?? {}
@@ -163,6 +173,7 @@ export function resolveOptions (options: ClientOptions = {}): ResolvedOptions {
     connectionsPerNode: integer('connectionsPerNode'),
     maxResponseBytes: integer('maxResponseBytes'),
     onAttempt: options.onAttempt,
+    onOverload: options.onOverload,
     onCacheLookup: options.onCacheLookup,
     onSharedLookup: options.onSharedLookup,
     clock: options.clock,

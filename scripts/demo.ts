@@ -11,6 +11,8 @@ const emulator = await createEmulator({
   port: Number(process.env.DEVNODE_PORT ?? 38081),
   latencyMs: Number(process.env.DEVNODE_LATENCY_MS ?? 0),
   blockIntervalMs: 60_000,
+  // Refuse requests past a full work queue, as a real node does.
+  workQueue: {},
 })
 
 let config

@@ -18,6 +18,7 @@ import errorHandler from './http/error-handler.js'
 import httpCache from './http/http-cache.js'
 import requestId from './http/request-id.js'
 import { serverOptions } from './http/server-options.js'
+import underPressure from './http/under-pressure.js'
 import urlLimit from './http/url-limit.js'
 import metrics from './metrics/plugin.js'
 import cors from './plugins/external/cors.js'
@@ -60,6 +61,10 @@ export async function buildApp (config: AppConfig, overrides: AppOverrides = {})
   await app.register(accessLog)
   await app.register(helmet)
   await app.register(cors, { ledger })
+  // Overload (503) applies to every route: after the metrics' in-flight count, whose onResponse
+  // hook would otherwise uncount a request it never counted, and after CORS, so that a browser
+  // can read the 503 and its Retry-After.
+  await app.register(underPressure, { ledger })
   await app.register(httpCache)
   await app.register(swagger)
 

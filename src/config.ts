@@ -49,6 +49,7 @@ export const ConfigSchema = Type.Object({
   MAX_URL_LENGTH: integer({ default: 2048, min: 64, max: 65_536 }),
   MAX_HEADER_BYTES: integer({ default: 16_384, min: 1024, max: 1_048_576 }, ' (bytes)'),
   REQUEST_TIMEOUT_MS: integer({ default: 30_000, min: 100, max: 600_000 }, MS),
+  MAX_EVENT_LOOP_DELAY_MS: integer({ default: 1000, min: 0, max: 60_000 }, ' (milliseconds; 0 turns the check off)'),
   NODE_ENV: Type.String({ default: 'production', description: 'development, production or test' }),
   LOG_LEVEL: Type.Unsafe<typeof LOG_LEVELS[number]>({ type: 'string', enum: [...LOG_LEVELS], default: 'info', description: `one of ${LOG_LEVELS.join(', ')}` }),
 })

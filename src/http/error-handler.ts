@@ -4,6 +4,10 @@
  *   (`RPC_ERR_INVALID_PARAMS`: the request is to blame, not the network);
  * - the status of a deliberate HttpError (404 no such account, 429 rate limit, ...) and of
  *   Fastify's own 4xx (415, 413, malformed JSON);
+ * - 503 `Service unavailable` with `Retry-After` for overload, the one place that writes it: a
+ *   ServiceUnavailableError (the event loop is delayed, http/under-pressure.ts), and a call the
+ *   client shed because every node is at capacity (`RPC_ERR_OVERLOADED`, its `retryAfterMs`
+ *   rounded up to whole seconds). Load, not a fault: logged at info, not warn;
  * - 500 with the route's `failureMessage` (route-policy.ts) for any other failure of a route
  *   that has one, the error's own text in `error`, as the spec says;
  * - 500 `Internal server error` for the rest, with the detail only when NODE_ENV=development.
@@ -13,7 +17,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { PARAMETER_RULES } from '../schemas/common.js'
-import { HttpError } from './errors.js'
+import { HttpError, ServiceUnavailableError } from './errors.js'
 import './route-policy.js'
 
 interface ValidationIssue {
@@ -65,6 +69,16 @@ function send (reply: FastifyReply, status: number, message: string, error: stri
   return reply.code(status).type('application/json; charset=utf-8').send({ message, error })
 }
 
+/** `Retry-After` for lib's `retryAfterMs`: whole seconds rounded up, at least 1; 1 when it is no finite number. */
+export function retryAfterSeconds (retryAfterMs: unknown): number {
+  return typeof retryAfterMs === 'number' && Number.isFinite(retryAfterMs) ? Math.max(1, Math.ceil(retryAfterMs / 1000)) : 1
+}
+
+function sendUnavailable (reply: FastifyReply, err: ServiceUnavailableError): FastifyReply {
+  reply.header('retry-after', err.retryAfterSeconds)
+  return send(reply, 503, err.title, err.message)
+}
+
 export default fp(async (app) => {
   const development = app.config.NODE_ENV === 'development'
 
@@ -74,9 +88,15 @@ export default fp(async (app) => {
       const { title, detail } = describeValidation(fastifyError.validation as unknown as ValidationIssue[], fastifyError.validationContext)
       return send(reply, 400, title, detail)
     }
+    if (err instanceof ServiceUnavailableError) return sendUnavailable(reply, err)
     if (err instanceof HttpError) return send(reply, err.statusCode, err.title, err.message)
-    const { code, method, node } = err as { code?: unknown, method?: unknown, node?: unknown }
+    const { code, method, node, retryAfterMs } = err as { code?: unknown, method?: unknown, node?: unknown, retryAfterMs?: unknown }
     if (code === 'RPC_ERR_INVALID_PARAMS') return send(reply, 400, STATUS_TITLES[400] as string, err.message)
+    if (code === 'RPC_ERR_OVERLOADED') {
+      // Shed load, not a failure: at warn, a burst of it would flood the log.
+      request.log.info({ code, method }, 'Pocketnet nodes at capacity: request shed')
+      return sendUnavailable(reply, new ServiceUnavailableError(err.message, retryAfterSeconds(retryAfterMs)))
+    }
     const status = fastifyError.statusCode
     if (typeof status === 'number' && status >= 400 && status < 500) {
       return send(reply, status, STATUS_TITLES[status] ?? 'Bad request', err.message)

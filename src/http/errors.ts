@@ -3,7 +3,7 @@
  * only place that turns errors into responses.
  */
 
-/** A 4xx answer: `title` becomes the envelope's `message`, the error's message its `error`. */
+/** A deliberate answer (4xx, or 503): `title` becomes the envelope's `message`, the error's message its `error`. */
 export class HttpError extends Error {
   constructor (readonly statusCode: number, readonly title: string, detail: string) {
     super(detail)
@@ -15,5 +15,16 @@ export class HttpError extends Error {
 export class ParameterError extends HttpError {
   constructor (location: string, field: string, rule: string) {
     super(400, `Invalid ${location}: ${field}`, `${field} ${rule}`)
+  }
+}
+
+/**
+ * 503: the service is overloaded and refuses the request before doing any work; the error
+ * handler adds `Retry-After: retryAfterSeconds`.
+ */
+export class ServiceUnavailableError extends HttpError {
+  constructor (detail: string, readonly retryAfterSeconds: number) {
+    super(503, 'Service unavailable', detail)
+    this.name = 'ServiceUnavailableError'
   }
 }

@@ -5,7 +5,7 @@
  * counts are plain numbers (families.ts); prom-client formats them and adds Node's own.
  */
 import { Gauge, Registry, collectDefaultMetrics } from 'prom-client'
-import type { AttemptEvent, CacheOutcome, PocketNetProxyApi, RedisOperationEvent, SharedOutcome } from '../../lib/index.js'
+import type { AttemptEvent, CacheOutcome, OverloadEvent, PocketNetProxyApi, RedisOperationEvent, SharedOutcome } from '../../lib/index.js'
 import { CounterFamily, HistogramFamily } from './families.js'
 
 export interface Metrics {
@@ -15,6 +15,8 @@ export interface Metrics {
   /** Requests being served; the gauge reads it at scrape time. */
   inFlight: { value: number }
   onAttempt (event: AttemptEvent): void
+  /** A call a node's queue refused (load shedding). */
+  onOverload (event: OverloadEvent): void
   onCacheLookup (method: string, outcome: CacheOutcome): void
   /** A miss of the in-process cache that asked Redis. */
   onSharedLookup (method: string, outcome: SharedOutcome): void
@@ -45,6 +47,12 @@ export function createMetrics (): Metrics {
   const upstreamDuration = new HistogramFamily('pocketnet_upstream_attempt_duration_seconds',
     'Duration of RPC attempts on Pocketnet nodes', ['method'],
     [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5], registry)
+  const queueWait = new HistogramFamily('pocketnet_node_queue_wait_seconds',
+    'Time calls waited for a free slot on a node before they were sent, or refused', ['node'],
+    [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5], registry)
+  const shed = new CounterFamily('pocketnet_shed_calls_total',
+    'Calls refused because every node was at capacity (answered 503), by node (where the call would have waited least), method and reason (full: refused at once; expired: waited until it could no longer be answered in time)',
+    ['node', 'method', 'reason'], registry)
   const cache = new CounterFamily('pocketnet_cache_lookups_total',
     'Answer cache lookups by method and outcome (hit, stale: answered while a refresh runs, miss, shared: joined a call in flight)',
     ['method', 'outcome'], registry)
@@ -92,6 +100,26 @@ export function createMetrics (): Metrics {
       this.set(peek()?.bestHeight ?? 0)
     },
   })
+  // Per node, read at scrape time. Across cluster workers they add up: each worker has its own
+  // slots on the same nodes.
+  for (const [name, help, read] of [
+    ['pocketnet_node_queue_length', 'Calls waiting for a free slot on each node', 'queued'],
+    ['pocketnet_node_in_flight', 'Calls sent to each node and not yet answered', 'inFlight'],
+    ['pocketnet_node_concurrency_limit', 'Calls each node is given at once now (adapts between 4 and POCKETNET_CONNECTIONS_PER_NODE)', 'concurrencyLimit'],
+  ] as const) {
+    // eslint-disable-next-line no-new -- registered by the constructor; read at scrape time
+    new Gauge({
+      name,
+      help,
+      labelNames: ['node'],
+      registers: [registry],
+      aggregator: 'sum',
+      collect () {
+        this.reset()
+        for (const node of peek()?.nodes() ?? []) this.set({ node: node.name }, node[read])
+      },
+    })
+  }
   const httpRequests = new CounterFamily('http_requests_total', 'HTTP requests by route pattern, method and status',
     ['route', 'method', 'status'], registry)
   const httpDuration = new HistogramFamily('http_request_duration_seconds', 'HTTP request duration by route pattern', ['route'],
@@ -107,6 +135,11 @@ export function createMetrics (): Metrics {
     onAttempt (event) {
       upstream.inc(event.node, event.method, event.outcome)
       upstreamDuration.observe(upstreamDuration.series(event.method), event.durationMs / 1000)
+      queueWait.observe(queueWait.series(event.node), event.queuedMs / 1000)
+    },
+    onOverload (event) {
+      shed.inc(event.node, event.method, event.reason)
+      if (event.reason === 'expired') queueWait.observe(queueWait.series(event.node), event.waitedMs / 1000)
     },
     onCacheLookup (method, outcome) {
       // Once per request on a cache hit: the series are looked up once per method.

@@ -4,6 +4,7 @@
  */
 import fp from 'fastify-plugin'
 import { mirroredByReplay } from '../fast-path/hook-ledger.js'
+import { servedUnderPressure } from '../http/under-pressure.js'
 import { createMetrics, type Metrics } from './metrics.js'
 
 declare module 'fastify' {
@@ -31,7 +32,8 @@ export default fp(async (app) => {
     done()
   }))
   // metrics.scrape(): this registry's metrics, or, in a cluster worker, the whole cluster's (Metrics.scrapeWith).
-  app.get('/metrics', { schema: { hide: true }, config: { rateLimit: false } }, async (_request, reply) => {
+  // Scraped under overload too (http/under-pressure.ts): that is when the numbers matter.
+  app.get('/metrics', { schema: { hide: true }, config: { rateLimit: false, pressureHandler: servedUnderPressure } }, async (_request, reply) => {
     return reply.type(registry.contentType).send(await metrics.scrape())
   })
 }, { name: 'metrics' })

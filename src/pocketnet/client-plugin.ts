@@ -27,6 +27,7 @@ export default fp<ClientPluginOptions>(async (app, { client: given, clock }) => 
   const client = given ?? createSharedInstance({
     ...clientOptions(app.config),
     onAttempt: metrics.onAttempt,
+    onOverload: metrics.onOverload,
     onCacheLookup: metrics.onCacheLookup,
     onSharedLookup: metrics.onSharedLookup,
     redis: app.redis,

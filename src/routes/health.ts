@@ -1,13 +1,16 @@
 /**
  * `/healthz` (the process is alive) and `/readyz` (a Pocketnet node is usable), for orchestrators
- * and load balancers, which poll them from a few addresses: not rate limited.
+ * and load balancers, which poll them from a few addresses: not rate limited. Under event-loop
+ * pressure (http/under-pressure.ts) `/healthz` still answers, a busy process being alive, while
+ * `/readyz` answers 503 like the API, so that a load balancer sends the traffic elsewhere.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { errorText } from '../http/error-handler.js'
+import { servedUnderPressure } from '../http/under-pressure.js'
 import { HealthzSchema, ReadyzSchema } from '../schemas/health.js'
 
 const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  app.get('/healthz', { schema: HealthzSchema, config: { rateLimit: false } }, async () => ({ message: 'Alive' }))
+  app.get('/healthz', { schema: HealthzSchema, config: { rateLimit: false, pressureHandler: servedUnderPressure } }, async () => ({ message: 'Alive' }))
 
   app.get('/readyz', { schema: ReadyzSchema, config: { rateLimit: false } }, async (_request, reply) => {
     let api

@@ -26,4 +26,5 @@ export const ErrorResponses = {
   404: errorEnvelope('Not found: no such route, or no such account', { message: 'User profile not found', error: 'No Pocketnet account has the address P8bbRWJknHBXJRBTDSS88uQJSFvX67iN88' }),
   429: errorEnvelope('Too many requests from this client IP; see Retry-After', { message: 'Too many requests', error: 'Rate limit of 300 requests exceeded: retry in 42 s' }),
   500: errorEnvelope('The Pocketnet network or the service failed; message is fixed per route', { message: 'Search operation failed', error: 'No Pocketnet node could answer search: node 1 failed: connection refused' }),
+  503: errorEnvelope('Overloaded, nothing was done: the event loop is delayed, or every Pocketnet node is at capacity; see Retry-After', { message: 'Service unavailable', error: 'The server is overloaded: its event loop is delayed 1250 ms (limit 1000 ms); retry after 1 s' }),
 }

@@ -12,6 +12,9 @@ const NodeState = Type.Object({
   errorRate: Type.Number(),
   consecutiveFailures: Type.Integer(),
   lastError: Type.Optional(Type.String()),
+  inFlight: Type.Integer({ description: 'Calls sent to the node and not yet answered' }),
+  concurrencyLimit: Type.Integer({ description: 'How many calls the node is given at once now: adapts between 4 and POCKETNET_CONNECTIONS_PER_NODE' }),
+  queued: Type.Integer({ description: 'Calls waiting for a free slot on the node' }),
 })
 
 const Readiness = Type.Object({

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict'
+import { Agent, request } from 'node:http'
 import { describe, it } from 'node:test'
 import { startEmulator } from '../helpers/start-emulator.js'
+import { waitFor } from '../helpers/wait-for.js'
 
 /** One raw JSON-RPC POST, as a client of a real node would send it. */
 async function rpc (url: string, method: string, params: unknown[] = [], path = '/public/'): Promise<{ status: number, body: any, text: string }> {
@@ -9,6 +11,27 @@ async function rpc (url: string, method: string, params: unknown[] = [], path = 
   let body: unknown
   try { body = JSON.parse(text) } catch {}
   return { status: response.status, body, text }
+}
+
+/** A JSON-RPC POST over its own connection from `agent`, so calls really run side by side. */
+function post (agent: Agent, url: string, method: string): Promise<{ status: number, text: string }> {
+  return new Promise((resolve, reject) => {
+    const outgoing = request(`${url}/public/`, { method: 'POST', agent, headers: { 'content-type': 'application/json' } }, incoming => {
+      let text = ''
+      incoming.setEncoding('utf8')
+      incoming.on('data', chunk => { text += chunk })
+      incoming.on('end', () => resolve({ status: incoming.statusCode ?? 0, text }))
+      incoming.on('error', reject)
+    })
+    outgoing.on('error', reject)
+    outgoing.end(JSON.stringify({ method, params: [], id: 1 }))
+  })
+}
+
+function freshAgent (t: { after (fn: () => unknown): void }): Agent {
+  const agent = new Agent({ keepAlive: true, maxSockets: Infinity })
+  t.after(() => agent.destroy())
+  return agent
 }
 
 describe('the node emulator', () => {
@@ -256,6 +279,104 @@ describe('the node emulator', () => {
       await node.start()
       node.setFault(null)
       assert.equal((await rpc(node.url, 'getnodeinfo')).status, 200)
+    })
+  })
+
+  describe('work queue model', () => {
+    it('serves as many as there are workers, queues up to the depth and refuses the rest', async (t) => {
+      // Long enough that all ten arrive while the first two are still at work.
+      const node = await startEmulator(t, { workQueue: { threads: 2, depth: 3 }, latencyMs: 1000 })
+      const agent = freshAgent(t)
+      const answers = await Promise.all(Array.from({ length: 10 }, () => post(agent, node.url, 'getnodeinfo')))
+      const served = answers.filter(answer => answer.status === 200)
+      const refused = answers.filter(answer => answer.status === 500)
+      assert.equal(served.length, 5)
+      for (const answer of served) assert.ok(JSON.parse(answer.text).result.lastblock)
+      assert.equal(refused.length, 5)
+      for (const answer of refused) assert.equal(answer.text, 'Work queue depth exceeded')
+      assert.deepEqual(node.workQueue(), { active: 0, waiting: 0, maxActive: 2, maxWaiting: 3, rejected: 5, served: 5 })
+      node.resetWorkQueueStats()
+      assert.deepEqual(node.workQueue(), { active: 0, waiting: 0, maxActive: 0, maxWaiting: 0, rejected: 0, served: 0 })
+    })
+
+    it('answers the waiting requests in the order they came', async (t) => {
+      const node = await startEmulator(t, { workQueue: { threads: 1, depth: 5 }, latencyMs: 50 })
+      const agent = freshAgent(t)
+      const order: number[] = []
+      const pending: Array<Promise<void>> = []
+      for (let i = 0; i < 4; i++) {
+        pending.push(post(agent, node.url, 'getnodeinfo').then(answer => {
+          assert.equal(answer.status, 200)
+          order.push(i)
+        }))
+        await waitFor(`call ${i} to reach the node`, () => node.calls.length === i + 1)
+      }
+      await Promise.all(pending)
+      assert.deepEqual(order, [0, 1, 2, 3])
+      assert.equal(node.workQueue().rejected, 0)
+      assert.equal(node.workQueue().maxActive, 1)
+    })
+
+    it('frees the worker of a hung request when its client goes', async (t) => {
+      const node = await startEmulator(t, { workQueue: { threads: 1 } })
+      node.setFault({ kind: 'hang' })
+      const abort = new AbortController()
+      const hanging = fetch(`${node.url}/public/`, { method: 'POST', body: '{"method":"getnodeinfo"}', signal: abort.signal })
+      await waitFor('the hung request to hold the worker', () => node.workQueue().active === 1)
+      abort.abort()
+      await assert.rejects(hanging, { name: 'AbortError' })
+      await waitFor('the worker to be free', () => node.workQueue().active === 0)
+      node.setFault(null)
+      assert.equal((await rpc(node.url, 'getnodeinfo')).status, 200)
+      const stats = node.workQueue()
+      assert.equal(stats.rejected, 0)
+      assert.equal(stats.served, 2)
+      assert.equal(stats.maxActive, 1)
+    })
+
+    it('drops a waiting request whose client left', async (t) => {
+      const node = await startEmulator(t, { workQueue: { threads: 1, depth: 1 } })
+      node.setFault({ kind: 'hang' }, { times: 1 })
+      const holder = new AbortController()
+      const hanging = fetch(`${node.url}/public/`, { method: 'POST', body: '{"method":"getnodeinfo"}', signal: holder.signal })
+      await waitFor('the hung request to hold the worker', () => node.workQueue().active === 1)
+      const waiter = new AbortController()
+      const waiting = fetch(`${node.url}/public/`, { method: 'POST', body: '{"method":"getnodeinfo"}', signal: waiter.signal })
+      await waitFor('a request to wait', () => node.workQueue().waiting === 1)
+      waiter.abort()
+      await assert.rejects(waiting, { name: 'AbortError' })
+      await waitFor('the line to empty', () => node.workQueue().waiting === 0)
+      holder.abort()
+      await assert.rejects(hanging, { name: 'AbortError' })
+      assert.equal((await rpc(node.url, 'getnodeinfo')).status, 200)
+      // The request that left never took a worker.
+      await waitFor('the last worker to be free', () => node.workQueue().active === 0)
+      assert.equal(node.workQueue().served, 2)
+    })
+
+    it('serves everything at once without the model', async (t) => {
+      const node = await startEmulator(t, { latencyMs: 100 })
+      const agent = freshAgent(t)
+      const answers = await Promise.all(Array.from({ length: 30 }, () => post(agent, node.url, 'getnodeinfo')))
+      assert.deepEqual(answers.map(answer => answer.status), Array(30).fill(200))
+      assert.equal(node.workQueue().rejected, 0)
+    })
+
+    it('takes a new model at run time', async (t) => {
+      const node = await startEmulator(t)
+      node.setWorkQueue({ threads: 1, depth: 0 })
+      node.setFault({ kind: 'hang' }, { times: 1 })
+      const abort = new AbortController()
+      const hanging = fetch(`${node.url}/public/`, { method: 'POST', body: '{"method":"getnodeinfo"}', signal: abort.signal })
+      await waitFor('the hung request to hold the worker', () => node.workQueue().active === 1)
+      assert.deepEqual(await rpc(node.url, 'getnodeinfo'), { status: 500, body: undefined, text: 'Work queue depth exceeded' })
+      assert.equal(node.workQueue().rejected, 1)
+      node.setWorkQueue(null)
+      assert.equal((await rpc(node.url, 'getnodeinfo')).status, 200)
+      assert.equal(node.workQueue().rejected, 1)
+      abort.abort()
+      await assert.rejects(hanging, { name: 'AbortError' })
+      assert.throws(() => node.setWorkQueue({ threads: 0 }), RangeError)
     })
   })
 })

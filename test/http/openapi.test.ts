@@ -16,7 +16,7 @@ describe('OpenAPI document', () => {
     assert.deepEqual(Object.keys(body.paths).sort(), ['/api/nodeinfo', '/api/post/{hash}', '/api/search', '/api/user/{address}', '/healthz', '/readyz'])
     for (const path of ['/api/nodeinfo', '/api/post/{hash}', '/api/search', '/api/user/{address}']) {
       const responses = body.paths[path].get.responses
-      assert.deepEqual(Object.keys(responses).sort(), ['200', '400', '404', '429', '500'], path)
+      assert.deepEqual(Object.keys(responses).sort(), ['200', '400', '404', '429', '500', '503'], path)
       const success = responses['200'].content['application/json']
       assert.ok(success.schema.properties.message && success.schema.properties.data, path)
       assert.ok(success.schema.examples?.[0]?.data ?? success.example, `${path} has example data`)

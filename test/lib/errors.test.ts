@@ -27,6 +27,7 @@ describe('error codes', () => {
       new lib.RpcTransportError('search', 'x'),
       new lib.RpcTimeoutError('search', 'x', { timeoutMs: 1 }),
       new lib.RpcUnavailableError('search', 'x', { cause: new AggregateError([]) }),
+      new lib.RpcOverloadedError('search', 'x', { retryAfterMs: 1000 }),
       new lib.RpcClosedError('search'),
     ]
     assert.deepEqual(errors.map(err => err.code), Object.keys(lib.RPC_ERROR_CODES))

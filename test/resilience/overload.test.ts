@@ -1,0 +1,85 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { startApp } from '../helpers/build-app.js'
+import { startEmulator } from '../helpers/start-emulator.js'
+
+const DEADLINE_MS = 5000
+// Every search different, none cached: each one must reach the node. The node's own answer
+// stays cached, so that the service can show it answers while the node is saturated.
+const ENV = {
+  RPC_DEADLINE_MS: String(DEADLINE_MS),
+  CACHE_TTL_SEARCH_MS: '0',
+  CACHE_TTL_NODEINFO_MS: '600000',
+  RATE_LIMIT_MAX: '100000',
+}
+
+function searches (count: number, tag: string): string[] {
+  return Array.from({ length: count }, (_, i) => `/api/search?keyword=${tag}${i}&pageSize=1`)
+}
+
+describe('overload', () => {
+  it('answers a burst beyond the connections to a slow node within the deadline: waiting for a connection is not the node\'s time', async (t) => {
+    // Unbounded, as a node behind a load balancer may be: 1 s for every call, however many.
+    const node = await startEmulator(t, { latencyMs: 1000 })
+    const service = await startApp(t, { nodes: [node.url], env: ENV })
+    const answers = await Promise.all(searches(20, 'slow').map(path => service.get(path)))
+    assert.deepEqual(answers.map(answer => answer.status), Array(20).fill(200), JSON.stringify(answers.find(answer => answer.status !== 200)?.body))
+    const [state] = (await service.get('/readyz')).body.data.nodes
+    assert.equal(state.circuit, 'closed')
+    assert.equal(state.consecutiveFailures, 0)
+  })
+
+  it('serves a node at its capacity and refuses the rest at once with 503 and Retry-After, never past the node\'s queue', async (t) => {
+    const threads = 4
+    const latencyMs = 500
+    const node = await startEmulator(t, { latencyMs, workQueue: { threads, depth: 16 } })
+    const service = await startApp(t, { nodes: [node.url], env: ENV })
+    assert.equal((await service.get('/api/nodeinfo')).status, 200)
+    const nodeinfoCalls = node.callsTo('getnodeinfo').length
+
+    const timed = async (path: string): Promise<{ status: number, body: any, headers: Headers, ms: number }> => {
+      const started = performance.now()
+      const answer = await service.get(path)
+      return { ...answer, ms: performance.now() - started }
+    }
+    const burst = Promise.all(searches(200, 'burst').map(timed))
+    // While the node is saturated, what is cached is still answered.
+    const [info, ready] = await Promise.all([service.get('/api/nodeinfo'), service.get('/readyz')])
+    const answers = await burst
+
+    assert.equal(info.status, 200)
+    assert.equal(ready.status, 200)
+    assert.equal(node.callsTo('getnodeinfo').length - nodeinfoCalls, 0, 'nodeinfo came from the cache')
+    const ok = answers.filter(answer => answer.status === 200)
+    const refused = answers.filter(answer => answer.status === 503)
+    assert.equal(ok.length + refused.length, 200, `other statuses: ${JSON.stringify(answers.filter(answer => answer.status !== 200 && answer.status !== 503).map(answer => answer.body))}`)
+    // As many as the node serves within the deadline: its threads, once per answer time.
+    const capacity = threads * Math.floor((DEADLINE_MS - 1) / latencyMs)
+    assert.ok(ok.length >= capacity, `${ok.length} answered, the node could serve ${capacity} in time`)
+    for (const answer of refused) {
+      assert.equal(answer.body.message, 'Service unavailable')
+      assert.match(answer.body.error, /at capacity/)
+      assert.doesNotMatch(answer.body.error, /did not answer/)
+      assert.ok(Number(answer.headers.get('retry-after')) >= 1)
+    }
+    const latest = Math.max(...answers.map(answer => answer.ms))
+    assert.ok(latest <= DEADLINE_MS + 500, `an answer came after ${Math.round(latest)} ms`)
+    // Refused at once, most of them: only the burst's tail that could not be told apart waited.
+    assert.ok(refused.filter(answer => answer.ms < latencyMs).length > refused.length / 2)
+
+    const queue = node.workQueue()
+    assert.equal(queue.rejected, 0, 'the node never answered Work queue depth exceeded')
+    assert.ok(queue.maxActive <= threads)
+    const [state] = (await service.get('/readyz')).body.data.nodes
+    assert.equal(state.circuit, 'closed', 'a busy node is not a failed one')
+    assert.equal(state.consecutiveFailures, 0)
+    assert.equal(state.errorRate, 0)
+    assert.equal(state.queued, 0)
+
+    const metrics = (await service.get('/metrics')).body as string
+    const shed = [...metrics.matchAll(/^pocketnet_shed_calls_total\{[^}]*\} (\d+)$/gm)].reduce((sum, match) => sum + Number(match[1]), 0)
+    assert.ok(shed >= refused.length, `${shed} shed calls counted for ${refused.length} refusals`)
+    assert.match(metrics, /^pocketnet_node_queue_wait_seconds_count\{node="node 1"\} [1-9]/m)
+    assert.doesNotMatch(metrics, /pocketnet_upstream_attempts_total\{[^}]*outcome="(timeout|transport)"\}/)
+  })
+})
