@@ -41,6 +41,8 @@ try {
     LOG_LEVEL: 'warn',
     NODE_ENV: 'production',
     POCKETNET_CONNECTIONS_PER_NODE: '128',
+    // The emulator here serves any number at once: a fixed limit, no adaptation to measure.
+    POCKETNET_NODE_THREADS: '128',
     RATE_LIMIT_MAX: '1000000000',
   }
   const services = {

@@ -50,6 +50,8 @@ try {
       CACHE_TTL_PROFILE_MS: '0',
       CACHE_TTL_SEARCH_MS: '0',
       RATE_LIMIT_MAX: '1000000000',
+      // The emulators here serve any number at once: a fixed limit of 16 per node, as before issue #16.
+      POCKETNET_NODE_THREADS: '16',
     })
     let n = 0
     const paths = (): string => {

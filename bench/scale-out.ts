@@ -57,6 +57,8 @@ const SERVICE_ENV = {
   NODE_ENV: 'production',
   // One emulator stands for the whole network here: enough connections that it is not a queue.
   POCKETNET_CONNECTIONS_PER_NODE: '128',
+  // The emulator here serves any number at once: a fixed limit, no adaptation to measure.
+  POCKETNET_NODE_THREADS: '128',
   // The limit still counts (in Redis when REDIS_URL is set), but never refuses the load.
   RATE_LIMIT_MAX: '1000000000',
 }

@@ -73,6 +73,8 @@ export interface OverloadEvent {
 export interface PoolOptions {
   nodes: string[]
   connectionsPerNode: number
+  /** What a node serves at once: each node's limit starts here and never goes below. Default 4. */
+  nodeThreads?: number
   maxResponseBytes: number
   probeIntervalMs: number
   maxLagBlocks: number
@@ -144,7 +146,7 @@ export class NodePool {
         maxResponseBytes: options.maxResponseBytes,
       }),
       health: new NodeHealth(policy),
-      slots: new NodeSlots(options.connectionsPerNode, this.#clock),
+      slots: new NodeSlots(options.connectionsPerNode, this.#clock, options.nodeThreads),
     }))
   }
 
@@ -352,8 +354,9 @@ export class NodePool {
 
   /**
    * Where a call goes. Within the best tier (fresh nodes, then lagging ones, then open circuits):
-   * a node with a free slot, by power of two choices; else the node where it would be answered
-   * soonest, if it can wait that long; else a refusal (none for a hedge).
+   * a node with a free slot, by power of two choices, unless waiting for a slot on a better-rated
+   * node costs less; else the node where it would be answered soonest, if it can wait that long;
+   * else a refusal (none for a hedge).
    */
   #place (exclude: Set<PoolNode>, deadline: number, hedge: boolean): Placement | Refusal | undefined {
     let bestTier = 3
@@ -369,23 +372,24 @@ export class NodePool {
         candidates.push(node)
       }
     }
-    const free = candidates.filter(node => node.slots.free)
-    const node = twoChoices(free)
-    if (node !== undefined) {
-      node.slots.tryAcquire()
-      return { node, queued: false }
-    }
+    const free = twoChoices(candidates.filter(node => node.slots.free))
+    // A free slot on a node rated slow (it hangs, it crawls) can cost more than a short wait on a
+    // fast one: a waiting call is weighed by its wait plus the node's rating.
     let soonest: { node: PoolNode, costMs: number } | undefined
     let refusal: Refusal | undefined
     for (const candidate of candidates) {
       const wait = candidate.slots.expectedWait(deadline)
       if (wait === undefined) continue
       if (wait.waitMs <= wait.allowedMs) {
-        const costMs = wait.waitMs + candidate.slots.answerMs
+        const costMs = wait.waitMs + candidate.health.score()
         if (soonest === undefined || costMs < soonest.costMs) soonest = { node: candidate, costMs }
       } else if (refusal === undefined || wait.waitMs - wait.allowedMs < refusal.noSlot.expectedWaitMs - refusal.noSlot.allowedWaitMs) {
         refusal = { node: candidate, noSlot: new NoSlot('full', wait.waitMs, wait.allowedMs, 0) }
       }
+    }
+    if (free !== undefined && (soonest === undefined || free.health.score() <= soonest.costMs)) {
+      free.slots.tryAcquire()
+      return { node: free, queued: false }
     }
     if (soonest !== undefined) return { node: soonest.node, queued: true }
     // A hedge is a second chance, not a call: no node refused anything.

@@ -2,8 +2,8 @@
  * How many calls one node is given at once, and the calls that wait for it. Pure code with an
  * injected clock (and timers only for waiters' deadlines), so it is tested without servers.
  *
- * - The limit adapts, as TCP Vegas does: it starts at what a public node serves in parallel
- *   (4 threads) and grows by one per round of answers while calls wait here and the node still
+ * - The limit adapts, as TCP Vegas does: it starts at what the node serves in parallel (a
+ *   public node's 4 threads, unless told otherwise) and grows by one per round of answers while calls wait here and the node still
  *   answers as fast as it does unloaded. When its answers slow down, the node is queueing our
  *   calls in its own queue, which we can neither see, order nor shed: the limit shrinks again,
  *   and the next step up waits twice as long. It never exceeds the configured connections per
@@ -12,15 +12,18 @@
  *   its call leaves this queue: time spent here is never the node's.
  * - Admission: a call is refused at once (load shedding) when its expected wait, from the queue
  *   length and the node's observed answer time, is longer than it can afford: its remaining
- *   deadline less one answer's time. During a burst the wait is counted as if the limit went on
- *   growing, since it does while the node keeps its speed; the calls that turn out not to fit
- *   are refused as soon as the node shows its limit. Once the queue has stood for longer than one answer's time,
- *   the demand is sustained rather than a burst (CoDel's test), and a call may wait at most one
- *   answer's time: a short queue keeps the node busy, a long one only adds latency.
+ *   deadline less one answer time. During a burst the wait is counted as if the limit went on
+ *   growing, as it does while the node keeps its speed; the calls that turn out not to fit are
+ *   refused as soon as the node shows its limit.
+ * - Sustained overload: once the node's limit is known (a step up was taken back, or it is the
+ *   maximum) and the queue has stood for longer than one answer time (CoDel's test), the demand
+ *   is not a burst. A call may then wait at most half an answer time, and the backlog
+ *   a burst left is cut to that as soon as calls are turned away: a short queue keeps the node
+ *   busy, a long one only makes every answer slower (bench/results.md, "Overload").
  */
 import type { Cancel } from './cancel.js'
 
-/** A public node's RPC threads (docs/pocketnet-node.md): the limit starts here and never goes below. */
+/** A public node's RPC threads (docs/pocketnet-node.md): by default the limit starts here and never goes below. */
 export const NODE_THREADS = 4
 
 /**
@@ -37,8 +40,9 @@ const SHRINK_ABOVE = 0.3
 const MAX_ROUNDS_BEFORE_GROWTH = 64
 /**
  * Answer times this much above the unloaded one still count as unloaded: the noise of a busy
- * machine or network, well under what one call queued at a node adds (its threads serve one
- * more call each per round: a fifth call on 4 threads adds a quarter).
+ * machine or network, under what one call queued at a node adds (on 4 threads, a fifth call at
+ * once makes the average answer a quarter longer). A machine so busy that its noise passes this
+ * makes the limit fall, but never below the node's threads.
  */
 const JITTER = 0.1
 /**
@@ -102,18 +106,19 @@ export class NodeSlots {
   #goodAnswers = 0
   #roundsBeforeGrowth = 1
   #lastStep: 'up' | 'down' | undefined
+  /** A step up was taken back once: the node showed what it takes, and later probes do not make us forget it. */
+  #kneeSeen = false
   /** Average answer time over every method: the node's throughput is `limit / answerMs`. */
   #answerMs: number | undefined
   #standingSince: number | undefined
   #congestedUntil = -Infinity
   /** The fastest answer of any method. */
   #fastestMs = UNKNOWN_ANSWER_MS
-  /** Whether the limit has stopped growing: the node queues what we send beyond it, or it is the maximum. */
-  #saturated = false
 
-  constructor (max: number, clock: () => number) {
+  /** `threads`: what the node serves at once, where the limit starts and below which it never goes. */
+  constructor (max: number, clock: () => number, threads = NODE_THREADS) {
     this.#max = max
-    this.#min = Math.min(NODE_THREADS, max)
+    this.#min = Math.min(threads, max)
     this.#limit = this.#min
     this.#clock = clock
   }
@@ -163,9 +168,12 @@ export class NodeSlots {
       : calls * this.answerMs / this.#limit
   }
 
-  /** Whether the limit may still grow: the node has not shown where its knee is. */
+  /**
+   * Whether the limit may still grow: neither has a step up had to be taken back (the node
+   * showed what it takes) nor is it the maximum.
+   */
   get #growing (): boolean {
-    return !this.#saturated && this.#lastStep !== 'down'
+    return !this.#kneeSeen && this.#limit < this.#max
   }
 
   /** Rounds of answers until the `calls`-th waiting call is sent, if the limit grows by one each round. */
@@ -266,6 +274,8 @@ export class NodeSlots {
   }
 
   #congested (now: number): boolean {
+    // While the limit still grows towards the node's, a standing queue is ours, not the node's.
+    if (this.#growing) return false
     if (this.#standingSince !== undefined && now - this.#standingSince > this.answerMs) {
       this.#congestedUntil = Math.max(this.#congestedUntil, now + this.#holdMs())
     }
@@ -303,6 +313,22 @@ export class NodeSlots {
     if (!this.#growing && this.#congested(now)) this.#shedTail(now)
   }
 
+  /** Refuses the calls at the back of the queue until the last one waits at most `allowedMs`. */
+  #trimTo (now: number, allowedMs: number): void {
+    while (this.#waiting.length > 0) {
+      const waitMs = this.#waitFor(this.#waiting.length)
+      if (waitMs <= allowedMs) return
+      this.#refuseLast(new NoSlot('full', waitMs, allowedMs, now - (this.#waiting.at(-1) as Waiter).since))
+    }
+  }
+
+  #refuseLast (refusal: NoSlot): void {
+    const last = this.#waiting.pop() as Waiter
+    clearTimeout(last.timer)
+    if (this.#waiting.length === 0) this.#standingSince = undefined
+    last.reject(refusal)
+  }
+
   /**
    * Under sustained overload, once the limit no longer grows, the node's throughput is known: the
    * calls at the back of the queue that would wait past their deadline are refused now rather
@@ -310,17 +336,6 @@ export class NodeSlots {
    * refused here must be one that could not have been answered; one kept in error is refused
    * later, still within its deadline.
    */
-  /** Refuses the calls at the back of the queue until the last one waits at most `allowedMs`. */
-  #trimTo (now: number, allowedMs: number): void {
-    while (this.#waiting.length > 0) {
-      const waitMs = this.#waitFor(this.#waiting.length)
-      if (waitMs <= allowedMs) return
-      const last = this.#waiting.pop() as Waiter
-      clearTimeout(last.timer)
-      last.reject(new NoSlot('full', waitMs, allowedMs, now - last.since))
-    }
-  }
-
   #shedTail (now: number): void {
     const perCall = this.#fastestMs / this.#limit
     while (this.#waiting.length > 0) {
@@ -328,9 +343,7 @@ export class NodeSlots {
       const waitMs = this.#waiting.length * perCall
       const allowedMs = last.deadline - now - this.#fastestMs
       if (waitMs <= allowedMs) return
-      this.#waiting.pop()
-      clearTimeout(last.timer)
-      last.reject(new NoSlot('full', waitMs, allowedMs, now - last.since))
+      this.#refuseLast(new NoSlot('full', waitMs, allowedMs, now - last.since))
     }
   }
 
@@ -347,10 +360,10 @@ export class NodeSlots {
       times.recentMs += SMOOTHING * (answerMs - times.recentMs)
     }
     const queuedAtNode = this.#limit * (1 - times.unloadedMs * (1 + JITTER) / Math.max(times.recentMs, Number.MIN_VALUE))
-    this.#saturated = queuedAtNode >= GROW_BELOW || this.#limit === this.#max
     if (queuedAtNode > SHRINK_ABOVE) {
       if (this.#limit > this.#min) {
         this.#limit--
+        this.#kneeSeen = true
         if (this.#lastStep === 'up') this.#roundsBeforeGrowth = Math.min(MAX_ROUNDS_BEFORE_GROWTH, 2 * this.#roundsBeforeGrowth)
         this.#lastStep = 'down'
       }

@@ -6,6 +6,7 @@
  */
 import { DEFAULT_CACHE_TTL_MS, type CacheOutcome } from './cache.js'
 import type { AttemptEvent, OverloadEvent } from './node-pool.js'
+import { NODE_THREADS } from './node-slots.js'
 import type { RedisLink } from './redis/redis-link.js'
 import type { SharedOutcome } from './redis/shared-answers.js'
 
@@ -38,6 +39,7 @@ export const OPTION_RANGES = {
   // A node serves 4 calls at once and queues 16 more: the adaptive limit starts at 4 and stays
   // within what the node's queue takes.
   connectionsPerNode: { default: 16, min: 1, max: 1024 },
+  nodeThreads: { default: NODE_THREADS, min: 1, max: 1024 },
   maxResponseBytes: { default: 16 * MIB, min: 1024, max: 1024 * MIB },
 } as const satisfies Record<string, OptionRange>
 
@@ -75,6 +77,13 @@ export interface ClientOptions {
    * instances in front of the same nodes, divide it among them.
    */
   connectionsPerNode?: number
+  /**
+   * What a node serves at once: its RPC threads (`-rpcthreads`, 4 on public nodes). Each node's
+   * limit starts here and never goes below it (nor above `connectionsPerNode`). Raise it for
+   * nodes of your own with more threads, or set it to `connectionsPerNode` for a fixed limit.
+   * Default 4.
+   */
+  nodeThreads?: number
   /** Largest answer accepted from a node. Default 16 MiB. */
   maxResponseBytes?: number
   /** Called after every attempt on a node, e.g. for metrics. Must not throw. */
@@ -171,6 +180,7 @@ export function resolveOptions (options: ClientOptions = {}): ResolvedOptions {
     maxLagBlocks: integer('maxLagBlocks'),
     hedging: options.hedging ?? true,
     connectionsPerNode: integer('connectionsPerNode'),
+    nodeThreads: integer('nodeThreads'),
     maxResponseBytes: integer('maxResponseBytes'),
     onAttempt: options.onAttempt,
     onOverload: options.onOverload,
@@ -195,6 +205,7 @@ export const CLIENT_ENV = {
   POCKETNET_PROBE_INTERVAL_MS: 'probeIntervalMs',
   POCKETNET_MAX_LAG_BLOCKS: 'maxLagBlocks',
   POCKETNET_CONNECTIONS_PER_NODE: 'connectionsPerNode',
+  POCKETNET_NODE_THREADS: 'nodeThreads',
 } as const satisfies Record<string, keyof ClientOptions>
 
 /**

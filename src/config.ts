@@ -31,6 +31,7 @@ export const ConfigSchema = Type.Object({
   RPC_TIMEOUT_MS: integer(OPTION_RANGES.attemptTimeoutMs, MS),
   POCKETNET_PROBE_INTERVAL_MS: integer(OPTION_RANGES.probeIntervalMs, MS),
   POCKETNET_CONNECTIONS_PER_NODE: integer(OPTION_RANGES.connectionsPerNode),
+  POCKETNET_NODE_THREADS: integer(OPTION_RANGES.nodeThreads),
   POCKETNET_MAX_LAG_BLOCKS: integer(OPTION_RANGES.maxLagBlocks),
   CACHE_TTL_NODEINFO_MS: cacheTtl('getnodeinfo'),
   CACHE_TTL_PROFILE_MS: cacheTtl('getuserprofile'),

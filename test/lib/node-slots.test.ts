@@ -2,13 +2,32 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { Cancel } from '../../lib/cancel.js'
 import { NODE_THREADS, NoSlot, NodeSlots } from '../../lib/node-slots.js'
-import { manualClock } from '../helpers/manual-clock.js'
+import { manualClock, type ManualClock } from '../helpers/manual-clock.js'
 
 /** Far enough that no waiter's own timer fires while a test runs. */
 const FAR = 600_000
 
 function fill (slots: NodeSlots): void {
   while (slots.tryAcquire()) { /* takes every free slot */ }
+}
+
+/**
+ * Slots on a manual clock, every one taken, the node's answer time known: one call answered in
+ * `answerMs`, its slot taken again.
+ */
+function busy (max: number, answerMs: number): { clock: ManualClock, slots: NodeSlots } {
+  const clock = manualClock()
+  const slots = new NodeSlots(max, clock.now)
+  fill(slots)
+  slots.release('search', answerMs)
+  assert.equal(slots.tryAcquire(), true)
+  return { clock, slots }
+}
+
+/** Ends a test's waiting calls. */
+async function drain (slots: NodeSlots, waiters: Array<Promise<unknown>>): Promise<void> {
+  slots.clear(new Error('end'))
+  await Promise.allSettled(waiters)
 }
 
 /** Starts `count` waiters; `order` gets each one's label as it is given a slot. */
@@ -33,6 +52,19 @@ describe('node slots', () => {
     slots.release('search', 100)
     await Promise.all(waiting)
     assert.deepEqual(order, ['a', 'b'])
+  })
+
+  it('start at, and never go below, the threads the node is said to have', () => {
+    const clock = manualClock()
+    const slots = new NodeSlots(16, clock.now, 8)
+    fill(slots)
+    assert.equal(slots.inFlight, 8)
+    for (let i = 0; i < 40; i++) {
+      slots.release('search', i === 0 ? 100 : 1000)
+      assert.equal(slots.tryAcquire(), true)
+    }
+    assert.equal(slots.limit, 8, 'answers ten times slower do not take it below')
+    assert.equal(new NodeSlots(2, clock.now, 8).limit, 2, 'nor above the connections')
   })
 
   it('serve the earliest deadline first', async () => {
@@ -60,8 +92,7 @@ describe('node slots', () => {
     }
     assert.deepEqual(limits.slice(0, 5), [4, 4, 4, 5, 5], 'one more after four answers')
     assert.equal(Math.max(...limits), 6)
-    slots.clear(new Error('end'))
-    await Promise.allSettled(waiters)
+    await drain(slots, waiters)
   })
 
   it('do not raise the limit while no call waits: a limit nothing presses against proves nothing', () => {
@@ -87,8 +118,7 @@ describe('node slots', () => {
     assert.ok(slots.limit < raised, `lowered from ${raised} to ${slots.limit}`)
     for (let i = 0; i < 100; i++) slots.release('search', 300)
     assert.equal(slots.limit, NODE_THREADS)
-    slots.clear(new Error('end'))
-    await Promise.allSettled(waiters)
+    await drain(slots, waiters)
   })
 
   it('wait twice as long before a step up that had to be taken back, so that a node at its knee is not pushed past it every other round', async () => {
@@ -115,8 +145,7 @@ describe('node slots', () => {
     answersUntilStep(200)
     const third = answersUntilStep(100)
     assert.ok(third >= 4 * NODE_THREADS, `the third step up after ${third} answers`)
-    slots.clear(new Error('end'))
-    await Promise.allSettled(waiters)
+    await drain(slots, waiters)
   })
 
   it('judge each method by its own unloaded speed', async () => {
@@ -130,16 +159,11 @@ describe('node slots', () => {
       slots.release('search', 100)
     }
     assert.ok(slots.limit > NODE_THREADS, `limit ${slots.limit}`)
-    slots.clear(new Error('end'))
-    await Promise.allSettled(waiters)
+    await drain(slots, waiters)
   })
 
   it('let a burst wait as long as its deadline allows', async () => {
-    const clock = manualClock()
-    const slots = new NodeSlots(16, clock.now)
-    fill(slots)
-    slots.release('search', 1000)
-    assert.equal(slots.tryAcquire(), true)
+    const { clock, slots } = busy(16, 1000)
     const waiters = Array.from({ length: 10 }, () => slots.acquire(clock.now() + FAR, new Cancel()))
     const wait = slots.expectedWait(clock.now() + 5000)
     assert.ok(wait !== undefined)
@@ -147,52 +171,58 @@ describe('node slots', () => {
     // goes in the second round (5 calls, then 6).
     assert.equal(wait.waitMs, 2 * 1000)
     assert.equal(wait.allowedMs, 5000 - 1000)
-    slots.clear(new Error('end'))
-    await Promise.allSettled(waiters)
+    await drain(slots, waiters)
   })
 
-  it('once the queue has stood longer than one answer and the node queues what it gets, let a call wait at most half an answer, at the measured rate', async () => {
-    const clock = manualClock()
-    const slots = new NodeSlots(16, clock.now)
-    fill(slots)
-    slots.release('search', 100)
-    assert.equal(slots.tryAcquire(), true)
+  it('once the queue has stood longer than one answer and the limit is the node\'s, let a call wait at most half an answer, at the measured rate', async () => {
+    // A fixed limit (threads = connections): the node's knee is known.
+    const { clock, slots } = busy(NODE_THREADS, 100)
     const waiters = Array.from({ length: 3 }, () => slots.acquire(clock.now() + FAR, new Cancel()))
-    // Slower than unloaded: the node queues part of what it gets, so the limit stops growing.
     slots.release('search', 300)
     assert.equal(slots.answerMs, 140)
     clock.advance(141)
     // Two calls ahead and this one, at 4 calls per 140 ms.
     assert.deepEqual(slots.expectedWait(clock.now() + 5000), { waitMs: 105, allowedMs: 70 })
     assert.equal(slots.snapshot().congested, true)
-    slots.clear(new Error('end'))
-    await Promise.allSettled(waiters)
+    await drain(slots, waiters)
   })
 
   it('stay congested for a while after the queue empties, so that a sustained overload is not taken for a new burst', async () => {
-    const clock = manualClock()
-    const slots = new NodeSlots(16, clock.now)
-    fill(slots)
-    slots.release('search', 100)
+    // A fixed limit (threads = connections): the node's knee is known.
+    const { clock, slots } = busy(NODE_THREADS, 100)
+    slots.release('search', 300)
     assert.equal(slots.tryAcquire(), true)
     const waiting = slots.acquire(clock.now() + FAR, new Cancel())
-    clock.advance(101)
+    assert.equal(slots.snapshot().congested, false, 'a queue that just formed is a burst')
+    clock.advance(slots.answerMs + 1)
     assert.equal(slots.snapshot().congested, true)
     slots.release('search', 100)
     await waiting
     assert.equal(slots.queued, 0)
     clock.advance(500)
     assert.equal(slots.snapshot().congested, true)
-    clock.advance(600)
+    // The hold: 1 s, or 10 answer times (here 1.4 s) after the queue last stood.
+    clock.advance(1000)
     assert.equal(slots.snapshot().congested, false)
   })
 
-  it('refuse a waiting call, instead of sending it, once it could no longer be answered before its deadline', async () => {
+  it('do not take a queue for an overload while the limit still grows towards what the node takes', () => {
     const clock = manualClock()
-    const slots = new NodeSlots(16, clock.now)
+    const slots = new NodeSlots(64, clock.now)
     fill(slots)
-    slots.release('search', 200)
-    assert.equal(slots.tryAcquire(), true)
+    const waiters = Array.from({ length: 40 }, () => slots.acquire(clock.now() + FAR, new Cancel()))
+    for (let round = 0; round < 5; round++) {
+      clock.advance(20)
+      for (let i = 0; i < slots.limit; i++) slots.release('search', 20)
+      assert.equal(slots.snapshot().congested, false, `round ${round}: the limit is ${slots.limit} and still growing`)
+    }
+    assert.ok(slots.limit > NODE_THREADS + 3)
+    slots.clear(new Error('end'))
+    return Promise.allSettled(waiters).then(() => {})
+  })
+
+  it('refuse a waiting call, instead of sending it, once it could no longer be answered before its deadline', async () => {
+    const { clock, slots } = busy(16, 200)
     const late = slots.acquire(clock.now() + 1000, new Cancel())
     clock.advance(850)
     slots.release('search', 200)
@@ -204,17 +234,14 @@ describe('node slots', () => {
   })
 
   it('under sustained overload, refuse at once the calls at the back that would wait past their deadline', async () => {
-    const clock = manualClock()
-    const slots = new NodeSlots(16, clock.now)
-    fill(slots)
-    slots.release('search', 1000)
-    assert.equal(slots.tryAcquire(), true)
+    // A fixed limit (threads = connections): the node's knee is known.
+    const { clock, slots } = busy(NODE_THREADS, 1000)
     // A burst admitted against a hoped-for limit of 16: ten calls, 4.5 s to their deadline.
     const outcomes: string[] = []
     const waiters = Array.from({ length: 10 }, (_, i) => slots.acquire(clock.now() + 4500, new Cancel())
       .then(() => { outcomes[i] = 'sent' }, (err: unknown) => { outcomes[i] = err instanceof NoSlot ? err.reason : 'other' }))
     clock.advance(1500)
-    // The queue has stood longer than an answer and the node slows down. At its unloaded speed
+    // The queue has stood longer than an answer. At the node's unloaded speed
     // (4 calls a second) the last of the 9 still waiting would be sent after 2.25 s, too late for
     // an answer by its deadline 3 s away: it is refused now, and the next one fits.
     slots.release('search', 3000)
@@ -227,16 +254,11 @@ describe('node slots', () => {
     await new Promise(resolve => setImmediate(resolve))
     assert.equal(outcomes.filter(outcome => outcome === 'full').length, 4)
     assert.equal(slots.queued, 4)
-    slots.clear(new Error('end'))
-    await Promise.allSettled(waiters)
+    await drain(slots, waiters)
   })
 
   it('under sustained overload, cut the queue a burst left to what a new call may wait once calls are turned away', async () => {
-    const clock = manualClock()
-    const slots = new NodeSlots(16, clock.now)
-    fill(slots)
-    slots.release('search', 100)
-    assert.equal(slots.tryAcquire(), true)
+    const { clock, slots } = busy(16, 100)
     // The node's knee is known: a step up had to be taken back.
     const outcomes: string[] = []
     const waiters = Array.from({ length: 12 }, (_, i) => slots.acquire(clock.now() + 5000, new Cancel())
@@ -256,8 +278,7 @@ describe('node slots', () => {
     assert.equal(slots.queued, 2)
     await new Promise(resolve => setImmediate(resolve))
     assert.equal(outcomes.filter(outcome => outcome === 'full').length, waiting - 2)
-    slots.clear(new Error('end'))
-    await Promise.allSettled(waiters)
+    await drain(slots, waiters)
   })
 
   it('let a cancelled call leave the queue', async () => {
