@@ -13,6 +13,16 @@ export {
 } from './options.js'
 export { DEFAULT_CACHE_TTL_MS, type CacheOutcome } from './cache.js'
 export { isPocketnetAddress, POCKETNET_ADDRESS_RULE } from './address.js'
+export {
+  verifySignature,
+  hostHex,
+  SignatureError,
+  SIGNATURE_ERROR_CODES,
+  type SignatureErrorCode,
+  type VerifyOptions,
+  type VerifiedSignature,
+  type PocketnetNetwork,
+} from './auth/verify-signature.js'
 export { RedisLink, parseRedisUrl, type RedisLinkOptions, type RedisOperationEvent, type RedisOutcome, type RedisScript } from './redis/redis-link.js'
 export type { SharedOutcome } from './redis/shared-answers.js'
 export type { NodeSnapshot, AttemptEvent, AttemptOutcome, OverloadEvent } from './node-pool.js'
