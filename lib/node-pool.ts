@@ -43,7 +43,7 @@ export interface NodeSnapshot {
   lastError: string | undefined
   /** Calls sent and not yet answered. */
   inFlight: number
-  /** How many calls it is given at once now (adapts between 4 and connectionsPerNode). */
+  /** How many calls it is given at once now (adapts between nodeThreads and connectionsPerNode). */
   concurrencyLimit: number
   /** Calls waiting for a slot on it. */
   queued: number

@@ -105,7 +105,7 @@ export function createMetrics (): Metrics {
   for (const [name, help, read] of [
     ['pocketnet_node_queue_length', 'Calls waiting for a free slot on each node', 'queued'],
     ['pocketnet_node_in_flight', 'Calls sent to each node and not yet answered', 'inFlight'],
-    ['pocketnet_node_concurrency_limit', 'Calls each node is given at once now (adapts between 4 and POCKETNET_CONNECTIONS_PER_NODE)', 'concurrencyLimit'],
+    ['pocketnet_node_concurrency_limit', 'Calls each node is given at once now (adapts between POCKETNET_NODE_THREADS and POCKETNET_CONNECTIONS_PER_NODE)', 'concurrencyLimit'],
   ] as const) {
     // eslint-disable-next-line no-new -- registered by the constructor; read at scrape time
     new Gauge({

@@ -13,7 +13,7 @@ const NodeState = Type.Object({
   consecutiveFailures: Type.Integer(),
   lastError: Type.Optional(Type.String()),
   inFlight: Type.Integer({ description: 'Calls sent to the node and not yet answered' }),
-  concurrencyLimit: Type.Integer({ description: 'How many calls the node is given at once now: adapts between 4 and POCKETNET_CONNECTIONS_PER_NODE' }),
+  concurrencyLimit: Type.Integer({ description: 'How many calls the node is given at once now: adapts between POCKETNET_NODE_THREADS and POCKETNET_CONNECTIONS_PER_NODE' }),
   queued: Type.Integer({ description: 'Calls waiting for a free slot on the node' }),
 })
 
