@@ -244,10 +244,11 @@ export class NodePool {
             return
           }
           const timedOut = err.code === 'RPC_ERR_TIMEOUT'
-          done(timedOut ? 'timeout' : err instanceof RpcNodeError ? 'rpc-error' : 'transport', err instanceof RpcNodeError)
           // Cut short by what was left of the call's deadline, not by the node's own time limit:
-          // no reason to think less of the node.
+          // no reason to think less of the node. Recorded before the slot is given back, which
+          // would otherwise send a waiting call to the node that just failed.
           if (!(timedOut && timeoutMs < options.attemptTimeoutMs)) this.#recordFailure(node, err)
+          done(timedOut ? 'timeout' : err instanceof RpcNodeError ? 'rpc-error' : 'transport', err instanceof RpcNodeError)
           failures.push(err)
           if (settled) return
           if (!launch(false) && running.size === 0) giveUp()

@@ -72,4 +72,41 @@ describe('NodePool, on its injected clock', () => {
     assert.equal(asked.length, 20)
     assert.equal(pool.snapshot().find(node => node.name === failing)?.circuit, 'open')
   })
+
+  it('sends the calls waiting for a node whose circuit opens to the other node at once', async (t) => {
+    const clock = manualClock()
+    // One slot per node: two calls fill the pool, a third waits.
+    const pool = createPool(t, clock.now)
+    const pending = new Map<string, { fail (): void, answer (): void }>()
+    const asked: string[] = []
+    const attempt: Attempt<string> = (node) => new Promise((resolve, reject) => {
+      const name = node.transport.name
+      asked.push(name)
+      pending.set(name, {
+        fail: () => reject(new RpcTransportError('search', `${name} failed: connection reset`)),
+        answer: () => resolve(name),
+      })
+    })
+    const options = { deadlineMs: 60_000, attemptTimeoutMs: 30_000 }
+    const first = pool.run('search', attempt, options)
+    const second = pool.run('search', attempt, options)
+    const third = pool.run('search', attempt, options)
+    const waitingOn = pool.snapshot().find(node => node.queued === 1)?.name as string
+    const other = waitingOn === 'node 1' ? 'node 2' : 'node 1'
+    assert.deepEqual([...asked].sort(), ['node 1', 'node 2'])
+    // The node the third call waits for fails: its circuit opens, and both the failed call and
+    // the waiting one go to the other node's queue, the earlier deadline first.
+    const failedOver = waitingOn === asked[0] ? first : second
+    pending.get(waitingOn)?.fail()
+    await new Promise(resolve => setImmediate(resolve))
+    assert.equal(pool.snapshot().find(node => node.name === waitingOn)?.circuit, 'open')
+    assert.equal(pool.snapshot().find(node => node.name === waitingOn)?.queued, 0)
+    assert.equal(pool.snapshot().find(node => node.name === other)?.queued, 2)
+    for (let i = 0; i < 3; i++) {
+      pending.get(other)?.answer()
+      await new Promise(resolve => setImmediate(resolve))
+    }
+    assert.deepEqual(await Promise.all([failedOver, third]), [other, other])
+    assert.deepEqual(asked.slice(2), [other, other], 'nothing more was sent to the failed node')
+  })
 })
