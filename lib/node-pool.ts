@@ -17,8 +17,8 @@
  * - Failover: transport failures, timeouts and RPC errors that do not blame the request move
  *   the call to another node; an RPC error about the request is returned at once.
  * - Hedging: when an attempt has not answered after the observed p95 latency (100 ms–1 s), the
- *   call is also sent to a second node that has a free slot; the first success wins and the
- *   other is aborted.
+ *   call, once sent, is also sent to a second node where it fits as a new call would (tried
+ *   again a delay later when none has room); the first success wins and the other is aborted.
  */
 import { Cancel } from './cancel.js'
 import { RpcClosedError, RpcNodeError, RpcOverloadedError, RpcTimeoutError, RpcUnavailableError, isRpcClientError, type RpcClientError } from './errors.js'
