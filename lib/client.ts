@@ -7,7 +7,7 @@ import { ResultCache } from './cache.js'
 import { RpcClosedError } from './errors.js'
 import { getnodeinfo, type NodeInfo } from './methods/getnodeinfo.js'
 import { getuserprofile, type GetUserProfileParams, type UserProfile } from './methods/getuserprofile.js'
-import { encodeParams, type MethodSpec } from './methods/method-spec.js'
+import { encodeParams, type CallContext, type MethodSpec } from './methods/method-spec.js'
 import { search, type SearchParams, type SearchResult, type SearchType } from './methods/search.js'
 import { NodePool, type NodeSnapshot, type RunOptions } from './node-pool.js'
 import { resolveOptions, type ClientOptions, type ResolvedOptions } from './options.js'
@@ -46,6 +46,7 @@ export class PocketNetProxyApi {
   /** Typed RPC methods: `api.rpc.getnodeinfo()`, `api.rpc.getuserprofile(...)`, `api.rpc.search(...)`. */
   readonly rpc: PocketNetRpc
   readonly #options: ResolvedOptions
+  readonly #context: CallContext
   readonly #pool: NodePool
   readonly #cache: ResultCache
   readonly #shared: SharedAnswers | undefined
@@ -72,6 +73,7 @@ export class PocketNetProxyApi {
 
   private constructor (options: ResolvedOptions) {
     this.#options = options
+    this.#context = { network: options.network }
     this.#runOptions = { deadlineMs: options.deadlineMs, attemptTimeoutMs: options.attemptTimeoutMs }
     const clock = options.clock
     const shared = this.#shared = options.redis && new SharedAnswers({
@@ -153,7 +155,7 @@ export class PocketNetProxyApi {
 
   async #call<P, R> (spec: MethodSpec<P, R>, params: P, options: CallOptions = {}): Promise<R> {
     this.#assertOpen(spec.name)
-    const wire = spec.toWire(params)
+    const wire = spec.toWire(params, this.#context)
     const load = (deadlineMs?: number) => this.#pool.run(spec.name, async (node, timeoutMs, cancel) => {
       const answer = await node.transport.post(spec.name, encodeParams(spec.slots, wire, node.health.version), { timeoutMs, cancel })
       const value = spec.fromWire(answer.result, params, wire)

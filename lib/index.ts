@@ -12,7 +12,7 @@ export {
   type OptionRange,
 } from './options.js'
 export { DEFAULT_CACHE_TTL_MS, type CacheOutcome } from './cache.js'
-export { isPocketnetAddress, POCKETNET_ADDRESS_RULE } from './address.js'
+export { isPocketnetAddress, addressRule, POCKETNET_ADDRESS_RULE, type PocketnetNetwork } from './address.js'
 export {
   verifySignature,
   hostHex,
@@ -21,7 +21,6 @@ export {
   type SignatureErrorCode,
   type VerifyOptions,
   type VerifiedSignature,
-  type PocketnetNetwork,
 } from './auth/verify-signature.js'
 export { RedisLink, parseRedisUrl, type RedisLinkOptions, type RedisOperationEvent, type RedisOutcome, type RedisScript } from './redis/redis-link.js'
 export type { SharedOutcome } from './redis/shared-answers.js'

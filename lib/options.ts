@@ -5,6 +5,7 @@
  * and only when called.
  */
 import { DEFAULT_CACHE_TTL_MS, type CacheOutcome } from './cache.js'
+import type { PocketnetNetwork } from './address.js'
 import type { AttemptEvent, OverloadEvent } from './node-pool.js'
 import { NODE_THREADS } from './node-slots.js'
 import type { RedisLink } from './redis/redis-link.js'
@@ -66,6 +67,8 @@ export interface ClientOptions {
   probeIntervalMs?: number
   /** A node more blocks behind the best known height is not used while others are fresh. Default 3. */
   maxLagBlocks?: number
+  /** Which network's addresses the typed methods accept: `main` (`P…`, default) or `test` (`T…`). */
+  network?: PocketnetNetwork
   /** Send a slow call to a second node after the observed p95 latency (100 ms–1 s). Default true. */
   hedging?: boolean
   /**
@@ -162,6 +165,7 @@ export function resolveOptions (options: ClientOptions = {}): ResolvedOptions {
   const badNode = nodes.find(node => !isHttpUrl(node))
   if (badNode !== undefined) fail('nodes', 'a list of http(s) URLs such as http://127.0.0.1:38081', badNode)
   if (options.hedging !== undefined && typeof options.hedging !== 'boolean') fail('hedging', 'true or false', options.hedging)
+  if (options.network !== undefined && options.network !== 'main' && options.network !== 'test') fail('network', '"main" or "test"', options.network)
   for (const name of ['onAttempt', 'onOverload', 'onCacheLookup', 'onSharedLookup', 'clock'] as const) {
     if (options[name] !== undefined && typeof options[name] !== 'function') fail(name, 'a function', typeof options[name])
   }
@@ -178,6 +182,7 @@ export function resolveOptions (options: ClientOptions = {}): ResolvedOptions {
     startupTimeoutMs: integer('startupTimeoutMs', deadlineMs),
     probeIntervalMs: integer('probeIntervalMs'),
     maxLagBlocks: integer('maxLagBlocks'),
+    network: options.network ?? 'main',
     hedging: options.hedging ?? true,
     connectionsPerNode: integer('connectionsPerNode'),
     nodeThreads: integer('nodeThreads'),
@@ -206,6 +211,7 @@ export const CLIENT_ENV = {
   POCKETNET_MAX_LAG_BLOCKS: 'maxLagBlocks',
   POCKETNET_CONNECTIONS_PER_NODE: 'connectionsPerNode',
   POCKETNET_NODE_THREADS: 'nodeThreads',
+  POCKETNET_NETWORK: 'network',
 } as const satisfies Record<string, keyof ClientOptions>
 
 /**
@@ -222,6 +228,8 @@ export function clientOptionsFromEnv (env: Record<string, string | undefined> = 
     if (value === undefined || value === '') continue
     if (option === 'nodes') {
       options.nodes = parseNodeList(value)
+    } else if (option === 'network') {
+      options.network = value as PocketnetNetwork
     } else if (/^\d+$/.test(value)) {
       options[option] = Number(value)
     } else {

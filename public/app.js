@@ -1,9 +1,10 @@
-// The demo mini-app: three panels on this service's /api routes. `?refreshMs=` sets the node
-// panel's refresh interval (default 5000 ms).
+// The demo mini-app: three panels on this service's /api routes, and, inside Bastyon, sign-in.
+// `?refreshMs=` sets the node panel's refresh interval (default 5000 ms).
 import { connectBastyon } from './js/bastyon.js'
 import { startNodePanel } from './js/node-panel.js'
 import { createProfilePanel } from './js/profile-panel.js'
 import { createSearchPanel } from './js/search-panel.js'
+import { createSignIn } from './js/sign-in.js'
 
 const refreshMs = Number(new URLSearchParams(location.search).get('refreshMs')) || 5000
 
@@ -16,12 +17,6 @@ createSearchPanel(document.getElementById('search-panel'), {
   },
 })
 
+// Inside Bastyon only: standalone, the sign-in buttons stay hidden.
 const bastyon = await connectBastyon()
-if (bastyon) {
-  const button = document.querySelector('[data-testid="my-profile"]')
-  button.hidden = false
-  button.addEventListener('click', async () => {
-    const address = await bastyon.myAddress().catch(() => undefined)
-    if (address) profile.show(address)
-  })
-}
+if (bastyon) createSignIn(document.getElementById('account'), { bastyon, profile })

@@ -1,7 +1,8 @@
 /**
  * `npm run demo`: the node emulator and the service wired together, offline.
  * The emulator listens on DEVNODE_PORT (default 38081) and mines a block a minute; the service
- * listens on PORT (default 3000) with POCKETNET_NODES pointing at the emulator.
+ * listens on PORT (default 3000) with POCKETNET_NODES pointing at the emulator, and with sign-in
+ * on for the mini-app id demo.pocketnet.app (set BASTYON_APP_ID to change it).
  */
 import { createEmulator } from '../devnode/server.js'
 import { buildApp } from '../src/app.js'
@@ -17,7 +18,7 @@ const emulator = await createEmulator({
 
 let config
 try {
-  config = loadConfig({ NODE_ENV: 'development', CORS_ORIGINS: '*', ...process.env, POCKETNET_NODES: emulator.url })
+  config = loadConfig({ NODE_ENV: 'development', CORS_ORIGINS: '*', BASTYON_APP_ID: 'demo.pocketnet.app', ...process.env, POCKETNET_NODES: emulator.url })
 } catch (err) {
   if (!(err instanceof ConfigError)) throw err
   console.error(err.message)
@@ -48,4 +49,5 @@ Try:
   curl ${base}/api/user/${user?.address ?? '<address>'}
   curl '${base}/api/search?keyword=bitcoin&page=0&pageSize=5'
   curl ${base}/api/post/${post?.hash ?? '<hash>'}
+  curl -X POST ${base}/api/auth/challenge
 `)

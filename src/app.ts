@@ -8,6 +8,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { SharedInstance } from '../lib/index.js'
+import auth from './auth/plugin.js'
 import type { AppConfig } from './config.js'
 import { FastPath } from './fast-path/fast-path.js'
 import { HookLedger } from './fast-path/hook-ledger.js'
@@ -38,6 +39,8 @@ export interface AppOverrides {
   logStream?: { write (line: string): void }
   /** Milliseconds on a monotonic clock, for the client's deadlines and cache and the rate limit's windows (tests). */
   clock?: () => number
+  /** Milliseconds since the epoch, for sign-in: signatures' dates, challenges and sessions (tests). */
+  now?: () => number
 }
 
 export async function buildApp (config: AppConfig, overrides: AppOverrides = {}): Promise<FastifyInstance> {
@@ -52,6 +55,8 @@ export async function buildApp (config: AppConfig, overrides: AppOverrides = {})
   await app.register(errorHandler)
   await app.register(redis, { clock: overrides.clock })
   await app.register(rateLimit, { clock: overrides.clock })
+  // After the rate limit: a route's sign-in check runs after its count.
+  await app.register(auth, { now: overrides.now })
   await app.register(metrics)
   await app.register(pocketnetClient, { client: overrides.client, clock: overrides.clock })
   await app.register(fastPathRecorder, { fastPath, ledger })

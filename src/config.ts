@@ -51,6 +51,15 @@ export const ConfigSchema = Type.Object({
   MAX_HEADER_BYTES: integer({ default: 16_384, min: 1024, max: 1_048_576 }, ' (bytes)'),
   REQUEST_TIMEOUT_MS: integer({ default: 30_000, min: 100, max: 600_000 }, MS),
   MAX_EVENT_LOOP_DELAY_MS: integer({ default: 1000, min: 0, max: 60_000 }, ' (milliseconds; 0 turns the check off)'),
+  BASTYON_APP_ID: Type.String({ default: '', pattern: '^([a-z0-9.]{1,128})?$', description: "empty (sign-in off), or the mini-app's manifest id as the host uses it: lowercase letters, digits and dots, such as demo.pocketnet.app" }),
+  POCKETNET_NETWORK: Type.Unsafe<'main' | 'test'>({ type: 'string', enum: ['main', 'test'], default: 'main', description: 'main or test: the network of the nodes, whose addresses the API and sign-in accept' }),
+  AUTH_CHALLENGE_TTL_S: integer({ default: 300, min: 10, max: 3600 }, ' (seconds)'),
+  AUTH_SESSION_TTL_S: integer({ default: 86_400, min: 60, max: 31_536_000 }, ' (seconds)'),
+  AUTH_MAX_CHALLENGES: integer({ default: 100_000, min: 1, max: 100_000_000 }),
+  AUTH_MAX_SESSIONS: integer({ default: 100_000, min: 1, max: 100_000_000 }),
+  AUTH_RATE_LIMIT_MAX: integer({ default: 30, min: 1, max: 1_000_000 }, ' (sign-in requests per RATE_LIMIT_WINDOW and client)'),
+  AUTH_SIGNATURE_CHECKS_PER_S: integer({ default: 200, min: 1, max: 1_000_000 }, ' (signatures checked per second by one process; past it sign-in answers 503)'),
+  AUTH_ACCEPT_SIGNATURE_HEADER: Type.Boolean({ default: false, description: 'true or false (needs BASTYON_APP_ID)' }),
   NODE_ENV: Type.String({ default: 'production', description: 'development, production or test' }),
   LOG_LEVEL: Type.Unsafe<typeof LOG_LEVELS[number]>({ type: 'string', enum: [...LOG_LEVELS], default: 'info', description: `one of ${LOG_LEVELS.join(', ')}` }),
 })
@@ -95,6 +104,9 @@ export function loadConfig (env: Record<string, string | undefined>): AppConfig 
   if (typeof config.REDIS_URL === 'string' && config.REDIS_URL !== '' && !isRedisUrl(config.REDIS_URL)) {
     // The value may hold a password: the message names the variable and the rule only.
     problems.set('REDIS_URL', `REDIS_URL must be ${REDIS_URL_RULE}`)
+  }
+  if (config.AUTH_ACCEPT_SIGNATURE_HEADER === true && config.BASTYON_APP_ID === '') {
+    problems.set('AUTH_ACCEPT_SIGNATURE_HEADER', 'AUTH_ACCEPT_SIGNATURE_HEADER needs BASTYON_APP_ID: a Signature header is checked against the mini-app\'s id')
   }
   if (problems.size > 0) throw new ConfigError([...problems.values()])
   return config as AppConfig

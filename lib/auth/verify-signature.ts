@@ -11,6 +11,7 @@ import { secp256k1 } from '@noble/curves/secp256k1.js'
 import { ripemd160 } from '@noble/hashes/legacy.js'
 import { sha256 } from '@noble/hashes/sha2.js'
 import bs58check from 'bs58check'
+import { ADDRESS_VERSION, type PocketnetNetwork } from '../address.js'
 
 /** Every code {@link verifySignature} can throw, with what it means. */
 export const SIGNATURE_ERROR_CODES = {
@@ -36,11 +37,6 @@ export class SignatureError extends Error {
     this.code = code
   }
 }
-
-export type PocketnetNetwork = 'main' | 'test'
-
-/** Base58Check version bytes of pay-to-public-key-hash addresses. */
-const ADDRESS_VERSION: Record<PocketnetNetwork, number> = { main: 0x37, test: 0x41 }
 
 export interface VerifyOptions {
   /** The exact session the signature must have been made for, e.g. `<challenge>/<appId>`. */
@@ -104,6 +100,8 @@ export function verifySignature (object: unknown, options: VerifyOptions): Verif
   const fields = object as Record<string, unknown>
   const extra = Object.keys(fields).find(key => !FIELDS.includes(key))
   if (extra !== undefined) fail('SIG_MALFORMED', `The signature has a field it should not: ${JSON.stringify(extra.slice(0, 32))}`)
+  const missing = FIELDS.find(field => field !== 'v' && !(field in fields))
+  if (missing !== undefined) fail('SIG_MALFORMED', `The signature has no ${missing}`)
   if (fields.v !== 1) fail('SIG_VERSION', 'The signature must have v: 1')
   const { nonce, signature, pubkey, address } = fields
   if (typeof signature !== 'string' || !SIGNATURE.test(signature)) fail('SIG_MALFORMED', 'signature must be 128 lowercase hex characters (r‖s)')

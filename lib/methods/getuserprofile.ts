@@ -1,5 +1,5 @@
 /** `getuserprofile`: profiles of one or more accounts. Wire: `[address, shortForm]`. */
-import { isPocketnetAddress, POCKETNET_ADDRESS_RULE } from '../address.js'
+import { addressRule, isPocketnetAddress } from '../address.js'
 import { RpcInvalidParamsError, RpcTransportError } from '../errors.js'
 import type { MethodSpec } from './method-spec.js'
 
@@ -43,14 +43,14 @@ export const getuserprofile: MethodSpec<GetUserProfileParams, UserProfile[]> = {
     { name: 'address', wire: 'address-or-list' },
     { name: 'shortForm', wire: 'string' },
   ],
-  toWire ({ address, shortForm = 'basic' }) {
+  toWire ({ address, shortForm = 'basic' }, { network }) {
     const list = Array.isArray(address) ? address : [address]
     if (list.length === 0 || list.length > MAX_ADDRESSES) {
       throw new RpcInvalidParamsError('getuserprofile', `address must be one address or a list of 1 to ${MAX_ADDRESSES}`)
     }
-    const bad = list.find(item => !isPocketnetAddress(item))
+    const bad = list.find(item => !isPocketnetAddress(item, network))
     if (bad !== undefined) {
-      throw new RpcInvalidParamsError('getuserprofile', `address must be ${POCKETNET_ADDRESS_RULE} (got ${JSON.stringify(bad)})`)
+      throw new RpcInvalidParamsError('getuserprofile', `address must be ${addressRule(network)} (got ${JSON.stringify(bad)})`)
     }
     if (!(shortForm in WIRE_FORM)) {
       throw new RpcInvalidParamsError('getuserprofile', `shortForm must be "basic" or "full" (got ${JSON.stringify(shortForm)})`)

@@ -5,6 +5,7 @@
  * order with their wire types, and {@link encodeParams} builds the array from that table,
  * never from object key order (the older SDK's `Object.values(params)` bug).
  */
+import type { PocketnetNetwork } from '../address.js'
 
 /**
  * Wire types of a positional slot.
@@ -24,6 +25,11 @@ export interface ParamSlot {
   fill?: string | number
 }
 
+/** What validation needs to know of the client: which network's addresses are valid. */
+export interface CallContext {
+  network: PocketnetNetwork
+}
+
 /** Values for the slots, by slot name, after the library-level meaning has been applied. */
 export type WireValues = Record<string, unknown>
 
@@ -32,7 +38,7 @@ export interface MethodSpec<Params, Result> {
   name: string
   slots: readonly ParamSlot[]
   /** Validates typed params (throwing RpcInvalidParamsError) and gives the slot values. */
-  toWire (params: Params): WireValues
+  toWire (params: Params, context: CallContext): WireValues
   /** Turns the node's `result` into the typed result; throws RpcTransportError on a malformed answer. */
   fromWire (result: unknown, params: Params, wire: WireValues): Result
 }

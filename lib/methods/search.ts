@@ -8,7 +8,7 @@
  * - `type: 'content'` searches posts and videos (`"posts"` on the wire; the node answers `{}`
  *   for `"content"`) and is normalized to {@link ContentPage}.
  */
-import { isPocketnetAddress, POCKETNET_ADDRESS_RULE } from '../address.js'
+import { addressRule, isPocketnetAddress } from '../address.js'
 import { RpcInvalidParamsError, RpcTransportError } from '../errors.js'
 import { INT32_MAX, type MethodSpec, type WireValues } from './method-spec.js'
 
@@ -91,7 +91,7 @@ export const search: MethodSpec<SearchParams, ContentPage | RawSearchResult> = {
     { name: 'pageSize', wire: 'int32', fill: 10 },
     { name: 'address', wire: 'string' },
   ],
-  toWire (params) {
+  toWire (params, context) {
     const { keyword, type } = params
     if (typeof keyword !== 'string' || keyword.length > MAX_KEYWORD_LENGTH) {
       throw invalid(`keyword must be a string of at most ${MAX_KEYWORD_LENGTH} characters`)
@@ -121,7 +121,7 @@ export const search: MethodSpec<SearchParams, ContentPage | RawSearchResult> = {
       if (params.topBlock > INT32_MAX) throw invalid('topBlock must fit in 32 bits')
     }
     if (params.address !== undefined) {
-      if (!isPocketnetAddress(params.address)) throw invalid(`address must be ${POCKETNET_ADDRESS_RULE}`)
+      if (!isPocketnetAddress(params.address, context.network)) throw invalid(`address must be ${addressRule(context.network)}`)
       wire.address = params.address
     }
     return wire

@@ -1,21 +1,38 @@
 // Calls this service's /api routes. Every answer is a {message, data} or {message, error} envelope.
 
 /**
- * @param {string} path
- * @returns {Promise<{ ok: boolean, status: number, message: string, data?: any, error?: string }>}
+ * @typedef {{ ok: boolean, status: number, message: string, data?: any, error?: string }} Answer
  */
-export async function getJson (path) {
+
+/**
+ * A request to this service, JSON in and out. `token` goes in as `Authorization: Bearer`.
+ * @param {string} path
+ * @param {{ method?: string, body?: unknown, token?: string }} [options]
+ * @returns {Promise<Answer>}
+ */
+export async function requestJson (path, { method = 'GET', body, token } = {}) {
+  const headers = { accept: 'application/json' }
+  if (body !== undefined) headers['content-type'] = 'application/json'
+  if (token) headers.authorization = `Bearer ${token}`
   let response
   try {
-    response = await fetch(path, { headers: { accept: 'application/json' } })
+    response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) })
   } catch {
     return { ok: false, status: 0, message: 'The service cannot be reached', error: 'Check your connection and try again.' }
   }
-  let body
+  let answer
   try {
-    body = await response.json()
+    answer = await response.json()
   } catch {
     return { ok: false, status: response.status, message: 'The service answered something unexpected', error: `HTTP ${response.status}` }
   }
-  return { ok: response.ok, status: response.status, message: String(body.message ?? ''), data: body.data, error: body.error }
+  return { ok: response.ok, status: response.status, message: String(answer?.message ?? ''), data: answer?.data, error: answer?.error }
+}
+
+/**
+ * @param {string} path
+ * @returns {Promise<Answer>}
+ */
+export function getJson (path) {
+  return requestJson(path)
 }

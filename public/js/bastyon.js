@@ -1,9 +1,18 @@
 // Inside Bastyon, a mini-app runs in an iframe and talks to the host through the Bastyon mini-app
-// SDK (the global BastyonSdk: new BastyonSdk(), init(), emit('loaded'),
-// permissions.request(['account']), get.account() → { address }), which the host page's
-// developer includes with a script tag. Standalone, there is no SDK and this module does nothing.
+// SDK (the global BastyonSdk: new BastyonSdk(), init(), emit('loaded'), sign(text) → the host's
+// signature object), which the host page's developer includes with a script tag. Standalone,
+// there is no SDK and this module does nothing.
 
-/** The signed-in user's address, when the SDK is there and the user grants `account`; else undefined. */
+/** Why a promise was rejected, in words: hosts reject with errors, strings or plain objects. */
+function reason (err) {
+  if (err instanceof Error && err.message) return err.message
+  if (typeof err === 'string' && err) return err
+  if (typeof err?.message === 'string' && err.message) return err.message
+  if (typeof err?.error === 'string' && err.error) return err.error
+  return 'no detail'
+}
+
+/** The host, when the SDK is there and starts; else undefined. */
 export async function connectBastyon () {
   const Sdk = globalThis.BastyonSdk
   if (typeof Sdk !== 'function') return undefined
@@ -12,10 +21,20 @@ export async function connectBastyon () {
     await sdk.init()
     sdk.emit?.('loaded')
     return {
-      async myAddress () {
-        await sdk.permissions.request(['account'])
-        const account = await sdk.get.account()
-        return typeof account?.address === 'string' ? account.address : undefined
+      /**
+       * The host's signature object for `text` ({nonce, signature, pubkey, address, v}). The host
+       * asks the user every time; a refusal rejects with an Error saying why.
+       * @param {string} text
+       */
+      async sign (text) {
+        let signature
+        try {
+          signature = await sdk.sign(text)
+        } catch (err) {
+          throw new Error(reason(err))
+        }
+        if (signature === null || typeof signature !== 'object') throw new Error('Bastyon returned no signature')
+        return signature
       },
     }
   } catch {

@@ -1,4 +1,5 @@
-// Profile panel: a user looked up by address, with the API's 400/404/500 answers in plain words.
+// Profile panel: a user looked up by address, with the API's 400/404/500 answers in plain words,
+// or a profile object given to it (the signed-in user's).
 import { getJson } from './api.js'
 import { formatDate, setStatus } from './dom.js'
 
@@ -17,27 +18,30 @@ export function createProfilePanel (panel) {
   const avatar = panel.querySelector('[data-testid="profile-avatar"]')
   const initials = panel.querySelector('[data-testid="profile-initials"]')
   const field = name => panel.querySelector(`[data-testid="profile-${name}"]`)
+  // Only the latest lookup, or the latest message, gets the panel.
+  let latest = 0
 
   avatar.addEventListener('error', () => {
     avatar.hidden = true
     initials.hidden = false
   })
 
-  async function show (address) {
-    input.value = address
+  /** Hides the card and shows `text`; `address`, when given, goes in the address field. */
+  function message (text, { error = false, address } = {}) {
+    latest++
+    if (address !== undefined) input.value = address
     card.hidden = true
-    setStatus(status, 'Loading…')
-    const answer = await getJson(`/api/user/${encodeURIComponent(address.trim())}`)
-    if (!answer.ok) {
-      const plain = PLAIN_WORDS[answer.status] ?? answer.message
-      setStatus(status, `${plain} (${answer.message}: ${answer.error ?? 'no detail'})`, true)
-      return
-    }
-    const profile = answer.data
+    setStatus(status, text, error)
+  }
+
+  /** Shows a profile object as the node answers it (name, address, reputation, postcnt, regdate, i). */
+  function render (profile) {
+    latest++
+    input.value = String(profile.address ?? '')
     setStatus(status, profile.deleted ? 'This account was deleted.' : '')
     const name = profile.name || 'Unnamed account'
     field('name').textContent = name
-    field('address').textContent = profile.address
+    field('address').textContent = String(profile.address ?? '')
     field('reputation').textContent = String(profile.reputation ?? 0)
     field('posts').textContent = String(profile.postcnt ?? 0)
     field('regdate').textContent = formatDate(profile.regdate)
@@ -55,6 +59,20 @@ export function createProfilePanel (panel) {
     card.hidden = false
   }
 
+  /** Looks `address` up and shows it. */
+  async function show (address) {
+    message('Loading…', { address })
+    const mine = latest
+    const answer = await getJson(`/api/user/${encodeURIComponent(address.trim())}`)
+    if (mine !== latest) return
+    if (!answer.ok) {
+      const plain = PLAIN_WORDS[answer.status] ?? answer.message
+      setStatus(status, `${plain} (${answer.message}: ${answer.error ?? 'no detail'})`, true)
+      return
+    }
+    render(answer.data)
+  }
+
   form.addEventListener('submit', event => {
     event.preventDefault()
     show(input.value)
@@ -62,6 +80,8 @@ export function createProfilePanel (panel) {
 
   return {
     show,
+    render,
+    message,
     focus () {
       panel.scrollIntoView({ behavior: 'smooth', block: 'start' })
       input.focus()

@@ -2,7 +2,8 @@
  * The only place that turns errors into responses, all in the `{message, error}` envelope:
  * - 400 for input that breaks a schema, and for a call the client refused before the wire
  *   (`RPC_ERR_INVALID_PARAMS`: the request is to blame, not the network);
- * - the status of a deliberate HttpError (404 no such account, 429 rate limit, ...) and of
+ * - the status of a deliberate HttpError (401 with a stable `code`, 404 no such account, 429 rate
+ *   limit, ...), with its headers, and of
  *   Fastify's own 4xx (415, 413, malformed JSON);
  * - 503 `Service unavailable` with `Retry-After` for overload, the one place that writes it: a
  *   ServiceUnavailableError (the event loop is delayed, http/under-pressure.ts), and a call the
@@ -16,6 +17,7 @@
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
+import { addressRule } from '../../lib/index.js'
 import { PARAMETER_RULES } from '../schemas/common.js'
 import { HttpError, ServiceUnavailableError } from './errors.js'
 import './route-policy.js'
@@ -52,12 +54,12 @@ export function errorText (err: unknown): string {
   return err instanceof Error ? err.message : 'Unknown error'
 }
 
-function describeValidation (issues: ValidationIssue[], context: string | undefined): { title: string, detail: string } {
+function describeValidation (issues: ValidationIssue[], context: string | undefined, rules: Record<string, string>): { title: string, detail: string } {
   const issue = issues[0] as ValidationIssue
   const location = LOCATIONS[context ?? ''] ?? 'parameter'
   const missing = issue.keyword === 'required' ? String(issue.params.missingProperty) : undefined
   const field = missing ?? (issue.instancePath.split('/').filter(Boolean).join('.') || context || 'request')
-  const rule = PARAMETER_RULES[field]
+  const rule = rules[field]
   if (missing !== undefined) {
     return { title: `Missing ${location}: ${field}`, detail: rule ? `${field} is required: ${rule}` : `${field} is required` }
   }
@@ -65,8 +67,8 @@ function describeValidation (issues: ValidationIssue[], context: string | undefi
   return { title: `Invalid ${location}: ${field}`, detail: `${field} ${rule ? `must be ${rule}` : issue.message ?? 'is invalid'}${got}` }
 }
 
-function send (reply: FastifyReply, status: number, message: string, error: string): FastifyReply {
-  return reply.code(status).type('application/json; charset=utf-8').send({ message, error })
+function send (reply: FastifyReply, status: number, message: string, error: string, code?: string): FastifyReply {
+  return reply.code(status).type('application/json; charset=utf-8').send(code === undefined ? { message, error } : { message, error, code })
 }
 
 /** `Retry-After` for lib's `retryAfterMs`: whole seconds rounded up, at least 1; 1 when it is no finite number. */
@@ -81,15 +83,20 @@ function sendUnavailable (reply: FastifyReply, err: ServiceUnavailableError): Fa
 
 export default fp(async (app) => {
   const development = app.config.NODE_ENV === 'development'
+  // The address rule names the network's prefix (P on mainnet, T on testnet).
+  const rules = { ...PARAMETER_RULES, address: addressRule(app.config.POCKETNET_NETWORK) }
 
   app.setErrorHandler((err: FastifyError | Error, request: FastifyRequest, reply: FastifyReply) => {
     const fastifyError = err as FastifyError
     if (fastifyError.validation) {
-      const { title, detail } = describeValidation(fastifyError.validation as unknown as ValidationIssue[], fastifyError.validationContext)
+      const { title, detail } = describeValidation(fastifyError.validation as unknown as ValidationIssue[], fastifyError.validationContext, rules)
       return send(reply, 400, title, detail)
     }
     if (err instanceof ServiceUnavailableError) return sendUnavailable(reply, err)
-    if (err instanceof HttpError) return send(reply, err.statusCode, err.title, err.message)
+    if (err instanceof HttpError) {
+      if (err.headers !== undefined) reply.headers(err.headers)
+      return send(reply, err.statusCode, err.title, err.message, err.code)
+    }
     const { code, method, node, retryAfterMs } = err as { code?: unknown, method?: unknown, node?: unknown, retryAfterMs?: unknown }
     if (code === 'RPC_ERR_INVALID_PARAMS') return send(reply, 400, STATUS_TITLES[400] as string, err.message)
     if (code === 'RPC_ERR_OVERLOADED') {

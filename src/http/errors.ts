@@ -3,8 +3,15 @@
  * only place that turns errors into responses.
  */
 
-/** A deliberate answer (4xx, or 503): `title` becomes the envelope's `message`, the error's message its `error`. */
+/**
+ * A deliberate answer (4xx, or 503): `title` becomes the envelope's `message`, the error's
+ * message its `error`; `code`, when set, a stable `code` beside them for programs to test, and
+ * `headers` go with the answer (e.g. `WWW-Authenticate` on a 401).
+ */
 export class HttpError extends Error {
+  code?: string
+  headers?: Record<string, string>
+
   constructor (readonly statusCode: number, readonly title: string, detail: string) {
     super(detail)
     this.name = 'HttpError'

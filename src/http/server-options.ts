@@ -50,6 +50,6 @@ export function serverOptions (config: AppConfig, fastPath: FastPath, logStream?
     // Long enough for any address, so a too-long one gets a 400 rather than a 404.
     routerOptions: { maxParamLength: 200 },
     // verbose: validation errors carry the rejected value, which 400 answers quote.
-    ajv: { customOptions: { verbose: true, formats: { [ADDRESS_FORMAT]: isPocketnetAddress } } },
+    ajv: { customOptions: { verbose: true, formats: { [ADDRESS_FORMAT]: (value: string) => isPocketnetAddress(value, config.POCKETNET_NETWORK) } } },
   }
 }

@@ -11,6 +11,7 @@ export function clientOptions (config: AppConfig): ClientOptions {
     maxLagBlocks: config.POCKETNET_MAX_LAG_BLOCKS,
     connectionsPerNode: config.POCKETNET_CONNECTIONS_PER_NODE,
     nodeThreads: config.POCKETNET_NODE_THREADS,
+    network: config.POCKETNET_NETWORK,
     cache: {
       ttlMs: { getnodeinfo: config.CACHE_TTL_NODEINFO_MS, getuserprofile: config.CACHE_TTL_PROFILE_MS, search: config.CACHE_TTL_SEARCH_MS },
       maxEntries: config.CACHE_MAX_ENTRIES,

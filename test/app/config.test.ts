@@ -36,6 +36,10 @@ describe('loadConfig', () => {
         assert.equal(schema.default, DEFAULT_NODES.join(','))
         continue
       }
+      if (option === 'network') {
+        assert.deepEqual([schema.default, (schema as { enum?: unknown }).enum], ['main', ['main', 'test']])
+        continue
+      }
       const range = OPTION_RANGES[option]
       assert.deepEqual([schema.default, schema.minimum, schema.maximum], [range.default, range.min, range.max], variable)
     }

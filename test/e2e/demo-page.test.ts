@@ -1,9 +1,12 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import type { Browser, Page } from 'playwright-core'
+import { generateDataset, type UserRecord } from '../../devnode/data/generate.js'
 import type { Emulator } from '../../devnode/server.js'
+import { addressOf, sdkSign, testKey } from '../../devnode/bastyon-host.js'
 import { startApp, type TestApp } from '../helpers/build-app.js'
 import { ARTIFACTS_DIR, launchBrowser } from '../helpers/browser.js'
+import { APP_ID, giveAccount } from '../helpers/sign-in.js'
 import { startEmulator } from '../helpers/start-emulator.js'
 
 // One browser, emulator and service for the file; a fresh page for each test.
@@ -13,22 +16,37 @@ let browser: Browser
 let node: Emulator
 let service: TestApp
 
+// The key the stand-in SDK signs with, and the account it owns in the emulator's dataset.
+const KEY = testKey('demo-page')
+let signedInUser: UserRecord
+
 before(async () => {
-  node = await startEmulator(suite)
+  const dataset = generateDataset()
+  signedInUser = giveAccount(dataset, KEY)
+  node = await startEmulator(suite, { dataset })
   // The node panel's refresh must see new blocks at once: no answer cache here.
-  service = await startApp(suite, { nodes: [node.url], env: { CACHE_TTL_NODEINFO_MS: '0' } })
+  service = await startApp(suite, { nodes: [node.url], env: { CACHE_TTL_NODEINFO_MS: '0', BASTYON_APP_ID: APP_ID } })
   browser = await launchBrowser(suite)
 })
 after(async () => {
   for (const cleanup of cleanups.reverse()) await cleanup()
 })
 
-async function openPage (t: { after (fn: () => unknown): void }, options: { width?: number, init?: string } = {}): Promise<Page> {
+interface PageOptions {
+  width?: number
+  /** A script run before the page's own (page.addInitScript). */
+  init?: string
+  /** Functions of this process the page can call as window.<name> (page.exposeFunction). */
+  expose?: Record<string, (...args: any[]) => unknown>
+}
+
+async function openPage (t: { after (fn: () => unknown): void }, options: PageOptions = {}): Promise<Page> {
   const context = await browser.newContext({ viewport: { width: options.width ?? 1200, height: 900 } })
   t.after(() => context.close())
   const page = await context.newPage()
   page.setDefaultTimeout(10_000)
   if (options.init) await page.addInitScript(options.init)
+  for (const [name, fn] of Object.entries(options.expose ?? {})) await page.exposeFunction(name, fn)
   const problems: string[] = []
   page.on('pageerror', error => problems.push(error.message))
   page.on('dialog', dialog => {
@@ -139,21 +157,75 @@ describe('the demo page', () => {
     await page.locator('#node-panel[data-state="ok"]').waitFor()
   })
 
-  it('offers "my profile" when the Bastyon SDK is there and the user grants account', async (t) => {
-    const user = node.dataset.users[3]
-    assert.ok(user && !user.deleted)
-    // A stand-in for the host's SDK, with the shape Bastyon's has.
-    const page = await openPage(t, {
-      init: `window.BastyonSdk = class { async init () {}; emit () {}; permissions = { request: async () => true }; get = { account: async () => ({ address: ${JSON.stringify(user.address)} }) } }`,
-    })
+  // A stand-in for the host's SDK, with the shape Bastyon's has; `sign` is given as a method's source.
+  const standInSdk = (sign: string): string =>
+    `window.BastyonSdk = class { async init () {}; emit () {}; permissions = { request: async () => true }; get = { account: async () => ({}) }; ${sign} }`
+  // Signs in this process, as the host does, with the test key.
+  const hostSign = (challenge: string) => sdkSign(challenge, APP_ID, { key: KEY, issued: Date.now() })
+
+  it('signs in with Bastyon, shows the signed-in user\'s profile, and signs out', async (t) => {
+    const address = addressOf(KEY)
+    const page = await openPage(t, { init: standInSdk('sign (text) { return window.hostSign(text) }'), expose: { hostSign } })
+    assert.equal(await page.getByTestId('my-profile').isVisible(), false)
+    assert.equal(await page.getByTestId('sign-out').isVisible(), false)
+    await page.getByRole('button', { name: 'Sign in with Bastyon' }).click()
+    await page.getByTestId('auth-status').filter({ hasText: address }).waitFor()
+    assert.equal(await page.getByTestId('sign-in').isVisible(), false)
     await page.getByTestId('my-profile').click()
-    await page.getByTestId('profile-name').filter({ hasText: user.name }).waitFor()
+    await page.getByTestId('profile-name').filter({ hasText: signedInUser.name }).waitFor()
+    assert.equal(await text(page, 'profile-address'), address)
+    assert.equal(await text(page, 'profile-posts'), String(signedInUser.postCount))
+    await page.locator('#profile-panel').screenshot({ path: `${ARTIFACTS_DIR}sign-in.png` })
+    await page.getByTestId('sign-out').click()
+    await page.getByTestId('sign-in').waitFor()
+    assert.equal(await page.getByTestId('my-profile').isVisible(), false)
+    assert.equal(await page.getByTestId('sign-out').isVisible(), false)
+    assert.doesNotMatch(await text(page, 'auth-status'), /Signed in as/)
+  })
+
+  it('says so when the signed-in address has no account yet', async (t) => {
+    const key = testKey('demo-page, no account')
+    const page = await openPage(t, {
+      init: standInSdk('sign (text) { return window.hostSign(text) }'),
+      expose: { hostSign: (challenge: string) => sdkSign(challenge, APP_ID, { key, issued: Date.now() }) },
+    })
+    await page.getByTestId('sign-in').click()
+    await page.getByTestId('auth-status').filter({ hasText: addressOf(key) }).waitFor()
+    await page.getByTestId('my-profile').click()
+    await page.getByTestId('profile-status').filter({ hasText: 'This address has no account yet' }).waitFor()
+    assert.match(await text(page, 'profile-status'), new RegExp(addressOf(key)))
+    assert.equal(await page.getByTestId('profile-card').isVisible(), false)
+  })
+
+  it('returns to signed-out when the token stops working', async (t) => {
+    const page = await openPage(t, { init: standInSdk('sign (text) { return window.hostSign(text) }'), expose: { hostSign } })
+    const session = page.waitForResponse(response => response.url().endsWith('/api/auth/session') && response.request().method() === 'POST')
+    await page.getByTestId('sign-in').click()
+    const { data } = await (await session).json()
+    await page.getByTestId('my-profile').waitFor()
+    // Revoked elsewhere (another tab signed out): the page's token is refused from now on.
+    const { status } = await service.get('/api/auth/session', { method: 'DELETE', headers: { authorization: `Bearer ${data.token}` } })
+    assert.equal(status, 200)
+    await page.getByTestId('my-profile').click()
+    await page.locator('[data-testid="auth-status"].error', { hasText: 'Authentication required' }).waitFor()
+    await page.getByTestId('sign-in').waitFor()
+    assert.equal(await page.getByTestId('my-profile').isVisible(), false)
+  })
+
+  it('shows an error and keeps "sign in" when the user declines to sign', async (t) => {
+    const page = await openPage(t, { init: standInSdk('sign () { return Promise.reject(new Error(\'The user declined\')) }') })
+    await page.getByTestId('sign-in').click()
+    await page.locator('[data-testid="auth-status"].error', { hasText: 'The user declined' }).waitFor()
+    await page.getByTestId('sign-in').and(page.locator(':enabled')).waitFor()
+    assert.equal(await page.getByTestId('my-profile').isVisible(), false)
   })
 
   it('hides "my profile" without the SDK', async (t) => {
     const page = await openPage(t)
     await page.locator('#node-panel[data-state="ok"]').waitFor()
-    assert.equal(await page.getByTestId('my-profile').isVisible(), false)
+    for (const testId of ['sign-in', 'my-profile', 'sign-out', 'auth-status']) {
+      assert.equal(await page.getByTestId(testId).isVisible(), false, testId)
+    }
   })
 
   it('fits a 360 px screen and labels every control', async (t) => {

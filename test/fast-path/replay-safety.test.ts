@@ -1,15 +1,18 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import type { FastifyInstance, FastifyPluginAsync, FastifyRequest, onSendHookHandler } from 'fastify'
+import type { FastifyInstance, FastifyPluginAsync, onSendHookHandler } from 'fastify'
 import fp from 'fastify-plugin'
 import { Type } from 'typebox'
 import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
 import { mirroredByReplay } from '../../src/fast-path/hook-ledger.js'
-import { sendSuccess } from '../../src/http/envelope.js'
 import { Address } from '../../src/schemas/common.js'
 import { startApp, type TestApp } from '../helpers/build-app.js'
 import { startEmulator } from '../helpers/start-emulator.js'
+import { generateDataset } from '../../devnode/data/generate.js'
+import { signedInUser } from '../../src/auth/plugin.js'
+import { testKey } from '../../devnode/bastyon-host.js'
+import { APP_ID, bearer, giveAccount, signIn } from '../helpers/sign-in.js'
 
 async function fastAnswers (service: TestApp): Promise<number> {
   const { body } = await service.get('/metrics')
@@ -20,50 +23,56 @@ async function fastAnswers (service: TestApp): Promise<number> {
 
 /** An app with `extend` applied, started the way server.ts starts it: resolves, or rejects with why. */
 async function startWith (t: { after (fn: () => unknown): void }, extend: (app: FastifyInstance) => unknown): Promise<FastifyInstance> {
-  const app = await buildApp(loadConfig({ LOG_LEVEL: 'silent', POCKETNET_NODES: 'http://127.0.0.1:9' }))
+  const app = await buildApp(loadConfig({ LOG_LEVEL: 'silent', POCKETNET_NODES: 'http://127.0.0.1:9', BASTYON_APP_ID: APP_ID }))
   t.after(() => app.close())
   await extend(app)
   await app.listen({ port: 0, host: '127.0.0.1' })
   return app
 }
 
-/** Who is calling, for the per-user route below: a stand-in for sign-in (`request.user`). */
-function callerAddress (request: FastifyRequest): string {
-  return String(request.headers['x-demo-user'])
-}
-
-const MeSchema = { response: { 200: Type.Object({ message: Type.String(), data: Type.Object({ address: Address, profile: Type.Unknown() }) }) } }
+const SubscriptionsSchema = { response: { 200: Type.Object({ message: Type.String(), data: Type.Object({ address: Address, subscriptions: Type.Array(Type.Unknown()) }) }) } }
 
 /** A route as docs/adding-a-route.md shows it, whose answer depends on the caller. */
-const meRoute: FastifyPluginAsync = async (app) => {
+const subscriptionsRoute: FastifyPluginAsync = async (app) => {
   // docs:per-user-route:start
-  app.get('/me', {
-    schema: MeSchema,
-    // No replay: the URL is the same for every caller, the answer is not.
-    config: { failureMessage: 'Failed to retrieve your profile' },
-  }, async (request, reply) => {
-    const address = callerAddress(request)
+  app.get('/me/subscriptions', {
+    schema: SubscriptionsSchema,
+    // Signed-in callers only. No replay: the URL is the same for every caller, the answer is not.
+    config: { auth: true, failureMessage: 'Failed to retrieve your subscriptions' },
+  }, async (request) => {
+    const { address } = signedInUser(request)
     const api = await app.pocketnet.get()
-    const profiles = await api.rpc.getuserprofile({ address, shortForm: 'basic' })
-    const profile = profiles.find(candidate => candidate.address === address) ?? null
-    return sendSuccess(reply, 'Profile retrieved successfully', { address, profile }, profiles)
+    const profiles = await api.rpc.getuserprofile({ address, shortForm: 'full' })
+    const subscriptions = profiles.find(candidate => candidate.address === address)?.subscribes
+    return { message: 'Subscriptions retrieved successfully', data: { address, subscriptions: Array.isArray(subscriptions) ? subscriptions : [] } }
   })
   // docs:per-user-route:end
 }
 
+const NOW = Date.parse('2026-11-24T10:00:00.000Z')
+
 describe('replay is safe by construction', () => {
   it('never replays a route that did not ask for it: each caller of a per-user route gets their own answer', async (t) => {
-    const node = await startEmulator(t)
-    const service = await startApp(t, { nodes: [node.url], extend: app => app.register(meRoute, { prefix: '/api' }) })
-    const users = node.dataset.users.filter(user => !user.deleted).slice(0, 2)
-    assert.equal(users.length, 2)
+    const dataset = generateDataset({ users: 60 })
+    const keys = [testKey('first caller'), testKey('second caller')]
+    const users = keys.map(key => giveAccount(dataset, key))
+    const node = await startEmulator(t, { dataset })
+    const service = await startApp(t, {
+      nodes: [node.url],
+      now: () => NOW,
+      env: { BASTYON_APP_ID: APP_ID },
+      extend: app => app.register(subscriptionsRoute, { prefix: '/api' }),
+    })
+    const tokens = await Promise.all(keys.map(async key => (await signIn(service, { key, issued: NOW })).token))
+    assert.notEqual(users[0]?.subscribes.length, users[1]?.subscribes.length, 'the two answers differ')
     for (let i = 0; i < 4; i++) {
-      for (const user of users) {
-        const { status, body } = await service.get('/api/me', { headers: { 'x-demo-user': user.address } })
+      for (const [index, user] of users.entries()) {
+        const { status, body } = await service.get('/api/me/subscriptions', bearer(tokens[index] ?? ''))
         assert.equal(status, 200)
         assert.equal(body.data.address, user.address)
-        assert.equal(body.data.profile.name, user.name)
+        assert.equal(body.data.subscriptions.length, user.subscribes.length)
       }
+      assert.equal((await service.get('/api/me/subscriptions')).status, 401)
     }
     assert.equal(await fastAnswers(service), 0)
     // The same service replays a route that asks for it.

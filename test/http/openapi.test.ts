@@ -28,6 +28,23 @@ describe('OpenAPI document', () => {
     assert.equal(address.in, 'path')
     assert.match(address.schema.description ?? address.description, /Pocketnet address/)
   })
+
+  it('lists sign-in when BASTYON_APP_ID turns it on, with the bearer scheme on protected routes', async (t) => {
+    const service = await startApp(t, { nodes: [NO_NODE], env: { BASTYON_APP_ID: 'demo.pocketnet.app' } })
+    const { body } = await service.get('/openapi.json')
+    await SwaggerParser.validate(structuredClone(body))
+    assert.deepEqual(Object.keys(body.paths).filter((path: string) => /auth|me/.test(path)).sort(), ['/api/auth/challenge', '/api/auth/session', '/api/me'])
+    assert.deepEqual(Object.keys(body.paths['/api/auth/session']).sort(), ['delete', 'post'])
+    assert.deepEqual(body.components.securitySchemes.bearer, { type: 'http', scheme: 'bearer', description: 'The token from POST /api/auth/session' })
+    for (const [path, method] of [['/api/me', 'get'], ['/api/auth/session', 'delete']] as const) {
+      const operation = body.paths[path][method]
+      assert.deepEqual(operation.security, [{ bearer: [] }], path)
+      assert.ok(operation.responses['401'].content['application/json'].schema.properties.code.enum.includes('AUTH_TOKEN_INVALID'), path)
+    }
+    const signIn = body.paths['/api/auth/session'].post
+    assert.deepEqual(signIn.requestBody.content['application/json'].schema.required, ['signature'])
+    assert.ok(signIn.responses['401'].content['application/json'].schema.properties.code.enum.includes('SIG_HIGH_S'))
+  })
 })
 
 describe('GET /docs', () => {

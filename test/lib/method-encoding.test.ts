@@ -3,13 +3,17 @@ import { describe, it } from 'node:test'
 import { isPocketnetAddress } from '../../lib/address.js'
 import { getnodeinfo } from '../../lib/methods/getnodeinfo.js'
 import { getuserprofile } from '../../lib/methods/getuserprofile.js'
-import { encodeParams, wantsStringIntegers, type MethodSpec } from '../../lib/methods/method-spec.js'
+import { encodeParams, wantsStringIntegers, type CallContext, type MethodSpec } from '../../lib/methods/method-spec.js'
 import { search, type SearchParams } from '../../lib/methods/search.js'
 
 const ADDRESS = 'P8bbRWJknHBXJRBTDSS88uQJSFvX67iN88'
+/** An account() of music.app on testnet signed with this address's key (docs/bastyon-signatures.md). */
+const TESTNET_ADDRESS = 'TGSzZGCTaYjjmMZontBcdi3M9EToS5ztEp'
 
-function wire<P> (spec: MethodSpec<P, unknown>, params: P, version?: string): unknown[] {
-  return encodeParams(spec.slots, spec.toWire(params), version)
+const MAINNET = { network: 'main' } as const
+
+function wire<P> (spec: MethodSpec<P, unknown>, params: P, version?: string, context: CallContext = MAINNET): unknown[] {
+  return encodeParams(spec.slots, spec.toWire(params, context), version)
 }
 
 describe('param encoding (lib alone, no server)', () => {
@@ -28,6 +32,14 @@ describe('param encoding (lib alone, no server)', () => {
 
   it('rejects a malformed address before the wire', () => {
     assert.throws(() => wire(getuserprofile, { address: 'P8bbRWJknHBXJRBTDSS88uQJSFvX67iN89' }), { code: 'RPC_ERR_INVALID_PARAMS' })
+  })
+
+  it('takes the addresses of the client\'s network only', () => {
+    const testnet = { network: 'test' } as const
+    assert.deepEqual(wire(getuserprofile, { address: TESTNET_ADDRESS }, undefined, testnet), [TESTNET_ADDRESS, '1'])
+    assert.throws(() => wire(getuserprofile, { address: TESTNET_ADDRESS }), { message: /starting with "P"/ })
+    assert.throws(() => wire(getuserprofile, { address: ADDRESS }, undefined, testnet), { message: /testnet address: 34 Base58 characters starting with "T"/ })
+    assert.throws(() => wire(search, { keyword: 'x', type: 'content', address: ADDRESS }, undefined, testnet), { code: 'RPC_ERR_INVALID_PARAMS' })
   })
 
   it('sends a content search as [encoded keyword, "posts", 0, offset, size + 1] with JSON integers', () => {
@@ -72,7 +84,7 @@ describe('param encoding (lib alone, no server)', () => {
 
 describe('content search results', () => {
   const params: SearchParams<'content'> = { keyword: 'x', type: 'content', pageStart: 1, pageSize: 2 }
-  const toWire = search.toWire(params)
+  const toWire = search.toWire(params, MAINNET)
 
   it('trims the extra item and says there is more', () => {
     const page = search.fromWire({ posts: { data: [{ hash: 'a' }, { hash: 'b' }, { hash: 'c' }] } }, params, toWire)
@@ -110,5 +122,8 @@ describe('addresses', () => {
     assert.equal(isPocketnetAddress('P8bbRWJknHBXJRBTDSS88uQJSFvX67iN8'), false, 'length')
     assert.equal(isPocketnetAddress('P0bbRWJknHBXJRBTDSS88uQJSFvX67iN88'), false, 'alphabet')
     assert.equal(isPocketnetAddress(42), false)
+    assert.equal(isPocketnetAddress(TESTNET_ADDRESS), false, 'a testnet address on mainnet')
+    assert.equal(isPocketnetAddress(TESTNET_ADDRESS, 'test'), true)
+    assert.equal(isPocketnetAddress(ADDRESS, 'test'), false, 'a mainnet address on testnet')
   })
 })

@@ -1,11 +1,8 @@
 import assert from 'node:assert/strict'
 import { readFile } from 'node:fs/promises'
 import { describe, it } from 'node:test'
-import { secp256k1 } from '@noble/curves/secp256k1.js'
-import { ripemd160 } from '@noble/hashes/legacy.js'
-import { sha256 } from '@noble/hashes/sha2.js'
-import bs58check from 'bs58check'
 import { SIGNATURE_ERROR_CODES, hostHex, verifySignature, type SignatureErrorCode, type VerifyOptions } from '../../lib/index.js'
+import { highSTwin, hostSignature as signAsHost, testKey } from '../../devnode/bastyon-host.js'
 
 // Two signatures from public mini-apps, as the host made them: `sign("auth")` in
 // barteron.pocketnet.app (mainnet), and an `account()` of music.app (testnet).
@@ -13,25 +10,17 @@ const BARTERON = { nonce: 'date=2026-02-16T23:27:03.278Z,exp=360,s=617574682f626
 const MUSIC = { nonce: 'date=2025-08-14T15:16:27.405Z,exp=1280,s=6d757369632e617070', signature: 'b746eaa43cb2ed62414d49751f7d39027ab9e9978602a2c8a4c8a6310c1e1f8b2914d3164c6115c58ae5c2fccadc8ca6f9347c22666fe485e0f724bc51397b65', pubkey: '0356e28a68df38b8fb2fd0bed0ccba21139fb5097cdfe34aba6aca40acac5b10c0', address: 'TGSzZGCTaYjjmMZontBcdi3M9EToS5ztEp', v: 1 }
 /** The day these tests were written: both samples are long expired by then. */
 const LATER = Date.parse('2026-11-24T00:00:00.000Z')
-const CURVE_ORDER = 0xFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFEBAAEDCE6AF48A03BBFD25E8CD0364141n
 
 const APP_ID = 'demo.pocketnet.app'
 const CHALLENGE = 'c8Jq3xV0kL2mN5pR7tW9yB1dF4gH6jK8'
 const SESSION = `${CHALLENGE}/${APP_ID}`
 const ISSUED = Date.parse('2026-11-20T10:00:00.000Z')
-const KEY = sha256(new TextEncoder().encode('a test key'))
-const OTHER_KEY = sha256(new TextEncoder().encode('another test key'))
-
-const hex = (bytes: Uint8Array): string => Buffer.from(bytes).toString('hex')
+const KEY = testKey('a test key')
+const OTHER_KEY = testKey('another test key')
 
 /** What the host's `signature(session, exp)` returns for `key` at `issued`. */
 function hostSignature (session: string, options: { key?: Uint8Array, issued?: number, exp?: number, version?: number } = {}): Record<string, unknown> {
-  const key = options.key ?? KEY
-  const nonce = `date=${new Date(options.issued ?? ISSUED).toISOString()},exp=${options.exp ?? 360},s=${hostHex(session)}`
-  const signature = secp256k1.sign(sha256(new TextEncoder().encode(nonce)), key, { prehash: false, lowS: true })
-  const pubkey = secp256k1.getPublicKey(key, true)
-  const address = bs58check.encode(Uint8Array.from([options.version ?? 0x37, ...ripemd160(sha256(pubkey))]))
-  return { nonce, signature: hex(signature), pubkey: hex(pubkey), address, v: 1 }
+  return signAsHost(session, { ...options, key: options.key ?? KEY, issued: options.issued ?? ISSUED })
 }
 
 const AT_ISSUE: VerifyOptions = { session: SESSION, now: ISSUED + 5000 }
@@ -90,10 +79,7 @@ describe('verifySignature', () => {
   })
 
   it('refuses the high-S twin of a valid signature', () => {
-    const object = hostSignature(SESSION)
-    const signature = object.signature as string
-    const twinS = (CURVE_ORDER - BigInt(`0x${signature.slice(64)}`)).toString(16).padStart(64, '0')
-    refused({ ...object, signature: signature.slice(0, 64) + twinS }, AT_ISSUE, 'SIG_HIGH_S')
+    refused(highSTwin(signAsHost(SESSION, { key: KEY, issued: ISSUED })), AT_ISSUE, 'SIG_HIGH_S')
   })
 
   it('refuses an object without v, or with another v: the old form skips session and lifetime', () => {
@@ -139,6 +125,9 @@ describe('verifySignature', () => {
   it('encodes a session as the host does, ASCII as its UTF-8 hex, Cyrillic as single bytes', () => {
     assert.equal(hostHex('music.app'), '6d757369632e617070')
     assert.equal(hostHex('Привет'), 'cff0e8e2e5f2')
+    // The host emulator encodes on its own (devnode/bastyon-host.ts): both sides agree on a Cyrillic session.
+    const cyrillic = `Привет/${APP_ID}`
+    assert.equal(verifySignature(hostSignature(cyrillic), { session: cyrillic, now: ISSUED }).address, hostSignature(cyrillic).address)
   })
 
   it('has every error code documented in the lib README', async () => {

@@ -95,4 +95,16 @@ describe('GET /api/user/:address', () => {
     assert.equal(body.message, 'Failed to retrieve user profile')
     assert.match(body.error, /did not answer getuserprofile within 250 ms/)
   })
+
+  it('takes testnet addresses, and only those, on a service with POCKETNET_NETWORK=test', async (t) => {
+    const node = await startEmulator(t)
+    const service = await startApp(t, { nodes: [node.url], env: { POCKETNET_NETWORK: 'test' } })
+    const testnet = 'TGSzZGCTaYjjmMZontBcdi3M9EToS5ztEp'
+    const unknown = await service.get(`/api/user/${testnet}`)
+    assert.equal(unknown.status, 404)
+    assert.deepEqual(node.callsTo('getuserprofile').at(-1)?.params, [testnet, '1'])
+    const mainnet = await service.get('/api/user/P8bbRWJknHBXJRBTDSS88uQJSFvX67iN88')
+    assert.equal(mainnet.status, 400)
+    assert.match(mainnet.body.error, /address must be a Pocketnet testnet address: 34 Base58 characters starting with "T"/)
+  })
 })

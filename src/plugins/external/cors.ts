@@ -16,8 +16,9 @@ export default fp<{ ledger: HookLedger }>(async (app, { ledger }) => {
   if (origins.length === 0) return
   await ledger.trusting(() => app.register(cors, {
     origin: origins.includes('*') ? '*' : origins,
-    methods: ['GET', 'HEAD'],
-    allowedHeaders: ['Content-Type', 'Signature'],
+    // POST and DELETE for sign-in and sign-out; Authorization for the token.
+    methods: ['GET', 'HEAD', 'POST', 'DELETE'],
+    allowedHeaders: ['Content-Type', 'Authorization', 'Signature'],
     exposedHeaders: ['ETag', 'X-Request-Id', 'Retry-After'],
     maxAge: 600,
   }))

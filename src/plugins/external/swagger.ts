@@ -5,6 +5,7 @@
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import fp from 'fastify-plugin'
+import { BEARER_SCHEME } from '../../schemas/auth.js'
 
 export default fp(async (app) => {
   await app.register(swagger, {
@@ -17,8 +18,12 @@ export default fp(async (app) => {
       },
       tags: [
         { name: 'pocketnet', description: 'The mini-app API' },
+        { name: 'auth', description: 'Sign in with Bastyon (when BASTYON_APP_ID is set)' },
         { name: 'operations', description: 'Liveness and readiness' },
       ],
+      components: {
+        securitySchemes: { [BEARER_SCHEME]: { type: 'http', scheme: 'bearer', description: 'The token from POST /api/auth/session' } },
+      },
     },
     // Only tagged routes: the demo page's static files and /metrics stay out.
     hideUntagged: true,

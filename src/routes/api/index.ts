@@ -3,6 +3,8 @@
  * and one line here (docs/adding-a-route.md).
  */
 import type { FastifyPluginAsync } from 'fastify'
+import authRoutes from './auth.js'
+import meRoute from './me.js'
 import nodeInfoRoute from './nodeinfo.js'
 import postRoute from './post.js'
 import searchRoute from './search.js'
@@ -13,6 +15,11 @@ const apiRoutes: FastifyPluginAsync = async (api) => {
   await api.register(userRoute)
   await api.register(searchRoute)
   await api.register(postRoute)
+  // Sign-in, when BASTYON_APP_ID turns it on.
+  if (api.signIn !== undefined) {
+    await api.register(authRoutes)
+    await api.register(meRoute)
+  }
 }
 
 export default apiRoutes

@@ -1,0 +1,203 @@
+/**
+ * Sign in with Bastyon: the service issues a random single-use challenge, the mini-app has the
+ * host sign it (`sdk.sign(challenge)`, whose session is `<challenge>/<appId>`), and the service
+ * trades the signature for a bearer token. docs/sign-in.md has the flow and the threat model;
+ * lib's verifySignature checks the signature itself.
+ *
+ * Tokens are 256 random bits. The store keeps only their SHA-256, so a copy of the store (a
+ * Redis dump, a backup) holds no usable token.
+ */
+import { createHash, randomBytes } from 'node:crypto'
+import { SignatureError, verifySignature, type PocketnetNetwork, type VerifiedSignature } from '../../lib/index.js'
+import { ServiceUnavailableError } from '../http/errors.js'
+import { AuthError, type AuthStep } from './auth-errors.js'
+import type { AuthStore } from './auth-store.js'
+import { SignatureBudget } from './signature-budget.js'
+
+/** Who made a request to a route marked `auth`. */
+export interface AuthUser {
+  /** The signer's Pocketnet address. */
+  address: string
+  /** A bearer token from sign-in, or (compatibility mode) a Signature header. */
+  via: 'token' | 'signature'
+  /** When the credentials stop being accepted. */
+  expiresAt: Date
+  /** The session's id in the store (the token's hash); undefined for a Signature header. */
+  sessionId?: string
+}
+
+export interface SignInOptions {
+  /** The mini-app's manifest id: sessions are `<challenge>/<appId>`. */
+  appId: string
+  network: PocketnetNetwork
+  store: AuthStore
+  challengeTtlMs: number
+  sessionTtlMs: number
+  /** Compatibility mode: also accept the ecosystem's `Signature: <JSON>` header, once each. */
+  acceptSignatureHeader: boolean
+  /** Most signatures checked per second by this process; past it, 503. */
+  signatureChecksPerSecond: number
+  /** Milliseconds since the epoch. */
+  now: () => number
+}
+
+export interface Challenge {
+  challenge: string
+  expiresAt: Date
+}
+
+export interface OpenedSession {
+  token: string
+  address: string
+  expiresAt: Date
+}
+
+/** 24 random bytes in base64url: ASCII, URL-safe, and the same in the host's hex as in UTF-8. */
+const CHALLENGE = /^[A-Za-z0-9_-]{32}$/
+/** 32 random bytes in base64url. */
+const TOKEN = /^[A-Za-z0-9_-]{43}$/
+const BEARER = /^Bearer +(\S+) *$/i
+/** The nonce's session, in the host's hex (docs/bastyon-signatures.md). */
+const NONCE_SESSION = /,s=((?:[0-9a-f]{2}){1,256})$/
+/** Lets verifySignature run its checks in order when the nonce names no challenge: no session matches it. */
+const NO_SESSION = ''
+/** The clock skew verifySignature allows; a replayed header is remembered this much past its expiry. */
+const CLOCK_SKEW_MS = 60_000
+
+const sessionIdOf = (token: string): string => createHash('sha256').update(token).digest('base64url')
+
+export class SignIn {
+  readonly #options: SignInOptions
+  readonly #store: AuthStore
+  readonly #budget: SignatureBudget
+
+  constructor (options: SignInOptions) {
+    this.#options = options
+    this.#store = options.store
+    this.#budget = new SignatureBudget(options.signatureChecksPerSecond, options.now)
+  }
+
+  /** A new challenge, remembered until it expires or is used. */
+  async issueChallenge (): Promise<Challenge> {
+    const challenge = randomBytes(24).toString('base64url')
+    const expiresAt = this.#options.now() + this.#options.challengeTtlMs
+    await this.#store.add('challenge', challenge, '', expiresAt)
+    return { challenge, expiresAt: new Date(expiresAt) }
+  }
+
+  /**
+   * Trades `sdk.sign(challenge)`'s object for a token. The challenge is looked up before the
+   * signature's curve arithmetic, so that a stream of made-up signatures costs a lookup each, and
+   * taken after it, so that of two uses of one signature only one succeeds.
+   * @throws AuthError (401) for every refusal
+   */
+  async openSession (signature: unknown): Promise<OpenedSession> {
+    const { appId, now } = this.#options
+    const challenge = this.#challengeNamedBy(signature)
+    if (challenge === undefined) {
+      this.#verify('sign-in', signature, NO_SESSION)
+      throw new AuthError('sign-in', 'SIG_SESSION_MISMATCH', `The signature must be made for the session <challenge>/${appId}`)
+    }
+    if (await this.#store.get('challenge', challenge) === undefined) throw unknownChallenge()
+    const verified = this.#verify('sign-in', signature, `${challenge}/${appId}`)
+    if (await this.#store.take('challenge', challenge) === undefined) throw unknownChallenge()
+    const token = randomBytes(32).toString('base64url')
+    const expiresAt = now() + this.#options.sessionTtlMs
+    await this.#store.add('session', sessionIdOf(token), JSON.stringify({ address: verified.address, expiresAt }), expiresAt)
+    return { token, address: verified.address, expiresAt: new Date(expiresAt) }
+  }
+
+  /** Ends the session, wherever it was opened. */
+  async revoke (sessionId: string): Promise<boolean> {
+    return await this.#store.take('session', sessionId) !== undefined
+  }
+
+  /**
+   * The user a request's headers prove: a bearer token, or, in compatibility mode and without an
+   * Authorization header, a Signature header.
+   * @throws AuthError (401)
+   */
+  async authenticate (headers: { authorization?: string | undefined, signature?: string | string[] | undefined }): Promise<AuthUser> {
+    const { authorization, signature } = headers
+    if (authorization !== undefined) return this.#userOfToken(authorization)
+    if (this.#options.acceptSignatureHeader && typeof signature === 'string') return this.#userOfSignatureHeader(signature)
+    throw new AuthError('route', 'AUTH_MISSING', this.#options.acceptSignatureHeader
+      ? 'Send Authorization: Bearer <token> from sign-in, or a Signature header'
+      : 'Send Authorization: Bearer <token> from sign-in')
+  }
+
+  async #userOfToken (authorization: string): Promise<AuthUser> {
+    const token = BEARER.exec(authorization)?.[1]
+    if (token === undefined || !TOKEN.test(token)) throw new AuthError('route', 'AUTH_MALFORMED', 'The Authorization header must be Bearer <token>, with the token sign-in gave')
+    const sessionId = sessionIdOf(token)
+    const stored = await this.#store.get('session', sessionId)
+    if (stored === undefined) throw new AuthError('route', 'AUTH_TOKEN_INVALID', 'The token is unknown, expired or revoked')
+    const { address, expiresAt } = JSON.parse(stored) as { address: string, expiresAt: number }
+    return { address, via: 'token', expiresAt: new Date(expiresAt), sessionId }
+  }
+
+  /**
+   * The ecosystem's header: an `account()` object (session `<appId>`) or a `sign("auth")` one
+   * (`auth/<appId>`). Any proxy the user talks to can get such an object from the host, which is
+   * why this mode is off by default (docs/sign-in.md); each is accepted once, within its lifetime.
+   */
+  async #userOfSignatureHeader (header: string): Promise<AuthUser> {
+    let object: unknown
+    try {
+      object = JSON.parse(header)
+    } catch {
+      throw new AuthError('route', 'SIG_MALFORMED', 'The Signature header must be the JSON of a Bastyon signature')
+    }
+    const { appId } = this.#options
+    let verified: VerifiedSignature
+    try {
+      verified = this.#verify('route', object, appId)
+    } catch (err) {
+      if (!(err instanceof AuthError) || err.code !== 'SIG_SESSION_MISMATCH') throw err
+      verified = this.#verify('route', object, `auth/${appId}`)
+    }
+    const expiresAt = verified.expiresAt.getTime()
+    if (!await this.#store.add('signature', verified.signature, '', expiresAt + CLOCK_SKEW_MS)) {
+      throw new AuthError('route', 'AUTH_SIGNATURE_REPLAYED', 'This Signature header was used before; each is accepted once')
+    }
+    return { address: verified.address, via: 'signature', expiresAt: verified.expiresAt }
+  }
+
+  /**
+   * verifySignature, within the budget of checks per second. With NO_SESSION it never reaches the
+   * curve (no session matches it), so it runs outside the budget: it only tells which rule failed.
+   */
+  #verify (step: AuthStep, signature: unknown, session: string): VerifiedSignature {
+    if (session !== NO_SESSION && !this.#budget.take()) {
+      throw new ServiceUnavailableError('Sign-in is busy: more signatures arrived than this server checks per second', 1)
+    }
+    try {
+      return verifySignature(signature, {
+        session,
+        network: this.#options.network,
+        now: this.#options.now(),
+        clockSkewSeconds: CLOCK_SKEW_MS / 1000,
+      })
+    } catch (err) {
+      if (err instanceof SignatureError) throw AuthError.fromSignature(step, err)
+      throw err
+    }
+  }
+
+  /** The challenge in the session the object was signed for, if that session is `<challenge>/<appId>`. */
+  #challengeNamedBy (signature: unknown): string | undefined {
+    const nonce = (signature as { nonce?: unknown } | null)?.nonce
+    if (typeof nonce !== 'string') return undefined
+    const hex = NONCE_SESSION.exec(nonce)?.[1]
+    if (hex === undefined) return undefined
+    // For ASCII, the host's hex is the bytes' hex; a session with other characters is not ours.
+    const session = Buffer.from(hex, 'hex').toString('latin1')
+    const slash = session.indexOf('/')
+    const challenge = session.slice(0, slash)
+    return slash > 0 && CHALLENGE.test(challenge) && session.slice(slash + 1) === this.#options.appId ? challenge : undefined
+  }
+}
+
+function unknownChallenge (): AuthError {
+  return new AuthError('sign-in', 'AUTH_CHALLENGE_UNKNOWN', 'The challenge was not issued by this service, has expired, or was used already')
+}
