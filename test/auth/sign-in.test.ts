@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { readFile } from 'node:fs/promises'
 import { describe, it } from 'node:test'
 import { AUTH_ERROR_CODES } from '../../src/auth/auth-errors.js'
+import { signedInUser } from '../../src/auth/plugin.js'
 import { generateDataset } from '../../devnode/data/generate.js'
 import type { Emulator } from '../../devnode/server.js'
 import { startApp, type TestApp } from '../helpers/build-app.js'
@@ -261,7 +262,11 @@ describe('a route of the mini-app\'s own, marked auth', () => {
       nodes: [node.url],
       now: clock.now,
       env: { BASTYON_APP_ID: APP_ID, AUTH_RATE_LIMIT_MAX: '1000' },
-      extend: app => app.get('/api/orders', { config: { auth: true } }, async (request) => ({ message: 'Orders retrieved', data: { owner: request.user?.address, via: request.user?.via } })),
+      extend: app => {
+        app.get('/api/orders', { config: { auth: true } }, async (request) => ({ message: 'Orders retrieved', data: { owner: request.user?.address, via: request.user?.via } }))
+        // A route that forgot the mark: signedInUser refuses to go on, rather than answer for nobody.
+        app.get('/api/forgot', async (request) => ({ message: 'ok', data: signedInUser(request).address }))
+      },
     })
     const users = [await signIn(app, { key: KEY, issued: clock.now() }), await signIn(app, { key: OTHER_KEY, issued: clock.now() })]
     for (let round = 0; round < 4; round++) {
@@ -277,6 +282,8 @@ describe('a route of the mini-app\'s own, marked auth', () => {
     }
     const metrics = String((await app.get('/metrics')).body)
     assert.doesNotMatch(metrics, /http_fast_path_answers_total\{route="\/api\/(orders|me)"/)
+    const forgot = await app.get('/api/forgot', bearer(users[0]?.token ?? ''))
+    assert.deepEqual([forgot.status, forgot.body], [500, { message: 'Internal server error', error: 'Unknown error' }])
     const head = await app.get('/api/orders', { method: 'HEAD', ...bearer(users[0]?.token ?? '') })
     assert.equal(head.status, 200)
     assert.equal((await app.get('/api/orders', { method: 'HEAD' })).status, 401)
