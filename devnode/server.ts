@@ -9,10 +9,10 @@ import type { Socket } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { DEFAULT_HEIGHT, getDefaultDataset, type Dataset } from './data/generate.js'
 import { ActiveFault, answerWithFault, type Fault, type FaultScope } from './faults.js'
-import { RpcError, getContent, getUserProfile, nodeInfo, search, type ChainState } from './rpc-methods.js'
+import { READ_ONLY_METHODS, RpcError, callMethod, type ChainState } from './methods/index.js'
 
 export type { Fault, FaultScope } from './faults.js'
-export type { Dataset, PostRecord, UserRecord } from './data/generate.js'
+export type { AccountRecord, CommentRecord, Dataset, PostRecord, UserRecord } from './data/generate.js'
 
 export interface EmulatorOptions {
   /** Default 0: a free port. */
@@ -91,7 +91,6 @@ export interface Emulator {
 }
 
 const MAX_BODY_BYTES = 1024 * 1024
-const READ_METHODS = new Set(['getnodeinfo', 'getuserprofile', 'search', 'getcontent'])
 
 function sendJson (response: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body)
@@ -197,14 +196,10 @@ export async function createEmulator (options: EmulatorOptions = {}): Promise<Em
     })
   }
 
-  function dispatch (method: string, params: unknown[]): unknown {
-    switch (method) {
-      case 'getnodeinfo': return nodeInfo(chain)
-      case 'getuserprofile': return getUserProfile(dataset, params)
-      case 'search': return search(dataset, chain, params)
-      case 'getcontent': return getContent(dataset, params)
-      default: throw new RpcError(-32601, 'Method not found', 404)
-    }
+  /** The answer to one call on `path`; the write path (`/post/`) serves no read method but `help`. */
+  function dispatch (path: string, method: string, params: unknown[]): unknown {
+    if (path.startsWith('/post/') && READ_ONLY_METHODS.has(method)) throw new RpcError(-32601, 'Method not found', 404)
+    return callMethod(dataset, chain, method, params)
   }
 
   async function handle (request: IncomingMessage, response: ServerResponse): Promise<void> {
@@ -255,9 +250,8 @@ export async function createEmulator (options: EmulatorOptions = {}): Promise<Em
     if (active && answerWithFault(active, request, response, id)) return
     chain.lag = active?.kind === 'lag' ? active.blocks : 0
     try {
-      if (request.url?.startsWith('/post/') && READ_METHODS.has(method)) throw new RpcError(-32601, 'Method not found', 404)
       const params = Array.isArray(rawParams) ? rawParams : []
-      sendJson(response, 200, { result: dispatch(method, params), error: null, id })
+      sendJson(response, 200, { result: dispatch(request.url ?? '/', method, params), error: null, id })
     } catch (err) {
       const rpc = err instanceof RpcError ? err : new RpcError(-32603, 'Internal error')
       sendJson(response, rpc.status, { result: null, error: { code: rpc.code, message: rpc.message }, id })

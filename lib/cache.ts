@@ -17,17 +17,22 @@
  *   answers and calls in flight are shared too. It stays behind this one: a hit never leaves the process.
  */
 import { LRUCache } from 'lru-cache'
+import { RPC_TABLE } from './methods/table.js'
+import { cacheTtlFromBlocks } from './methods/table-spec.js'
 import type { Fetch, SharedAnswers } from './redis/shared-answers.js'
 
 /** Time to live per method, in milliseconds. */
 export type CacheTtls = Record<string, number>
 
 /**
- * Time to live per method, in milliseconds; methods not listed are not cached. A node caches
- * these answers itself for one block (getnodeinfo, getuserprofile) or 60 blocks (search,
- * getcontent): the times here stay well below, so that new posts and scores show soon.
+ * Time to live per method, in milliseconds; methods not listed are not cached. Every method the
+ * node caches gets one second per block it does (at most a minute: table-spec.ts). The four the
+ * service's routes use are set by hand: a node caches them itself for one block (getnodeinfo,
+ * getuserprofile) or 60 blocks (search, getcontent), and the times here stay well below, so
+ * that new posts and scores show soon.
  */
 export const DEFAULT_CACHE_TTL_MS: Readonly<CacheTtls> = {
+  ...cacheTtlFromBlocks(RPC_TABLE),
   getnodeinfo: 5000,
   getuserprofile: 60_000,
   search: 30_000,

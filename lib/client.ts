@@ -9,6 +9,9 @@ import { getnodeinfo, type NodeInfo } from './methods/getnodeinfo.js'
 import { getuserprofile, type GetUserProfileParams, type UserProfile } from './methods/getuserprofile.js'
 import { encodeParams, type CallContext, type MethodSpec } from './methods/method-spec.js'
 import { search, type SearchParams, type SearchResult, type SearchType } from './methods/search.js'
+import { RPC_TABLE } from './methods/table.js'
+import type { TableRpc } from './methods/table-rpc.js'
+import { checkShape, tableParams, type TableMethod } from './methods/table-spec.js'
 import { NodePool, type NodeSnapshot, type RunOptions } from './node-pool.js'
 import { resolveOptions, type ClientOptions, type ResolvedOptions } from './options.js'
 import { SharedAnswers } from './redis/shared-answers.js'
@@ -18,8 +21,11 @@ export interface CallOptions {
   signal?: AbortSignal
 }
 
-/** The typed RPC methods. Names are the node's own method names. */
-export interface PocketNetRpc {
+/**
+ * The typed RPC methods. Names are the node's own method names. Three are typed by hand; every
+ * other usable method comes from the node's method table ({@link TableRpc}, generated).
+ */
+export interface PocketNetRpc extends TableRpc {
   /**
    * Calls `getnodeinfo`: the node's version, chain and last block.
    * @throws RPC_ERR_TIMEOUT, RPC_ERR_UNAVAILABLE, RPC_ERR_NODE
@@ -91,7 +97,12 @@ export class PocketNetProxyApi {
       ...(clock ? { perf: { now: clock } } : {}),
     })
     this.#pool = new NodePool({ ...options, onNewBlock: () => this.#cache.onNewBlock() })
+    const fromTable: Record<string, (params?: unknown, callOptions?: CallOptions) => Promise<unknown>> = {}
+    for (const [name, method] of Object.entries(RPC_TABLE)) {
+      fromTable[name] = (params, callOptions) => this.#callTable(name, method, params, callOptions)
+    }
     this.rpc = {
+      ...fromTable as unknown as TableRpc,
       getnodeinfo: (callOptions) => this.#call(getnodeinfo, undefined, callOptions),
       getuserprofile: (params, callOptions) => this.#call(getuserprofile, params, callOptions),
       search: <T extends SearchType>(params: SearchParams<T>, callOptions?: CallOptions) =>
@@ -111,6 +122,17 @@ export class PocketNetProxyApi {
       return { value: answer.result, bytes: answer.bytes }
     }, this.#runOptionsWithin(deadlineMs))
     return untilAborted(this.#cache.get(method, ResultCache.key(method, params), load), options.signal)
+  }
+
+  /** A method of the node's table: params checked and placed by the table, the answer's shape checked before it is cached. */
+  async #callTable (name: string, method: TableMethod, params: unknown, options: CallOptions = {}): Promise<unknown> {
+    this.#assertOpen(name)
+    const wire = tableParams(name, method, params)
+    const load = (deadlineMs?: number) => this.#pool.run(name, async (node, timeoutMs, cancel) => {
+      const answer = await node.transport.post(name, wire, { timeoutMs, cancel })
+      return { value: checkShape(name, method, answer.result), bytes: answer.bytes }
+    }, this.#runOptionsWithin(deadlineMs))
+    return untilAborted(this.#cache.get(name, ResultCache.key(name, wire), load), options.signal)
   }
 
   /** The state of each node, for readiness checks and metrics. URLs included: keep them away from clients. */

@@ -1,19 +1,29 @@
-// The demo mini-app: three panels on this service's /api routes, and, inside Bastyon, sign-in.
-// `?refreshMs=` sets the node panel's refresh interval (default 5000 ms).
+// The demo mini-app: four panels on this service's /api routes, and, inside Bastyon, sign-in.
+// `?refreshMs=` sets the node panel's refresh interval (default 5000 ms); `?commentsPageSize=`
+// the post panel's comments per page (default 20).
 import { connectBastyon } from './js/bastyon.js'
 import { startNodePanel } from './js/node-panel.js'
+import { createPostPanel } from './js/post-panel.js'
 import { createProfilePanel } from './js/profile-panel.js'
 import { createSearchPanel } from './js/search-panel.js'
 import { createSignIn } from './js/sign-in.js'
 
-const refreshMs = Number(new URLSearchParams(location.search).get('refreshMs')) || 5000
+const query = new URLSearchParams(location.search)
+const refreshMs = Number(query.get('refreshMs')) || 5000
+const commentsPageSize = Math.floor(Number(query.get('commentsPageSize'))) || 20
 
 startNodePanel(document.getElementById('node-panel'), { refreshMs })
 const profile = createProfilePanel(document.getElementById('profile-panel'))
+function onAuthor (address) {
+  profile.show(address)
+  profile.focus()
+}
+const post = createPostPanel(document.getElementById('post-panel'), { onAuthor, pageSize: commentsPageSize })
 createSearchPanel(document.getElementById('search-panel'), {
-  onAuthor (address) {
-    profile.show(address)
-    profile.focus()
+  onAuthor,
+  onOpen (hash) {
+    post.open(hash)
+    post.focus()
   },
 })
 

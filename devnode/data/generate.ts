@@ -1,6 +1,6 @@
 /**
- * The emulator's dataset: 320 users and 3200 posts, generated from a fixed seed, so that every
- * run (tests, demo, benchmarks) sees the same accounts, posts and heights.
+ * The emulator's dataset: 320 users, 3200 posts and their comments, generated from a fixed seed,
+ * so that every run (tests, demo, benchmarks) sees the same accounts, posts and heights.
  *
  * Landmarks tests rely on:
  * - `users[0]` is a live account with posts; the last 20 live users have no posts; 5 accounts
@@ -8,6 +8,9 @@
  * - Two posts carry HTML in their caption (`<img src=x onerror=alert(1)>`, `<script>`); both
  *   are found with the keyword `xsscheck`.
  * - `bitcoin` matches several hundred posts in every language; `music` between 12 and 100.
+ * - Each post has exactly `comments` comments (top-level and replies), written by live users.
+ *   They come from a second PRNG (seed + 1) after users and posts are made, so that adding them
+ *   changed no user or post.
  */
 import bs58check from 'bs58check'
 import { ABOUT, FIRST_NAMES, LANGUAGES, NAME_SUFFIXES, TEMPLATES, TOPICS, type Language, type Topic } from './vocabulary.js'
@@ -55,10 +58,52 @@ export interface PostRecord {
   words: string[]
 }
 
+/** A comment as the node keeps it: its first version, never edited or deleted. */
+export interface CommentRecord {
+  /** The comment's root transaction: what replies and getcomments' ids name. */
+  id: string
+  /** The post's root txid: its `hash` in this dataset. */
+  postid: string
+  /** The author, a live user. */
+  address: string
+  /** Unix seconds: the time of its block. */
+  time: number
+  block: number
+  /**
+   * The payload as Bastyon writes it and the node stores it: the JSON text of
+   * `{message, url, images}`, each value URL-encoded (`encodeURIComponent`).
+   */
+  msg: string
+  /** '' for a top-level comment, else the top-level comment of its thread. */
+  parentid: string
+  /** '' for a top-level comment, else the comment it answers: its parent or a reply in the same thread. */
+  answerid: string
+  scoreUp: number
+  scoreDown: number
+  /** The comment's own rating, an integer as the node stores it. */
+  reputation: number
+  /** PKOIN sent to the post's author with the comment, in 1e-8 units; 0 for none. */
+  donation: number
+}
+
+/** What getuserstate reports beyond the profile, per user id. */
+export interface AccountRecord {
+  /** In 1e-8 PKOIN. */
+  balance: number
+  /** Scores to posts and to comments, and complaints, in the last day (the node's window). */
+  scoresSpent: number
+  commentScoresSpent: number
+  complainsSpent: number
+}
+
 export interface Dataset {
   users: UserRecord[]
   /** Newest first. */
   posts: PostRecord[]
+  /** Grouped by post, in the posts' order; within a post in the order written. */
+  comments: CommentRecord[]
+  /** By user id (which, unlike the address, a test never changes). */
+  accounts: Map<number, AccountRecord>
   usersByAddress: Map<string, UserRecord>
   /** The chain height the dataset was generated for; every post is at or below it. */
   height: number
@@ -208,7 +253,103 @@ export function generateDataset (options: DatasetOptions = {}): Dataset {
     if (author) author.postCount++
   }
   posts.sort((a, b) => b.time - a.time || b.id - a.id)
-  return { users, posts, usersByAddress: new Map(users.map(user => [user.address, user])), height }
+  const more = seeded((options.seed ?? 2024) + 1)
+  return {
+    users,
+    posts,
+    comments: generateComments(more, users, posts, height),
+    accounts: new Map(users.map(user => [user.id, generateAccount(more)])),
+    usersByAddress: new Map(users.map(user => [user.address, user])),
+    height,
+  }
+}
+
+/** Short comments per language; `{w}` is the first word of the post's caption. */
+const COMMENT_TEXTS: Record<Language, readonly string[]> = {
+  en: ['Great post, thanks!', 'I totally agree.', 'Not sure about that, to be honest.', 'Where can I read more about {w}?', 'This made my day', 'Saved for later.', '+1'],
+  ru: ['Отличный пост, спасибо!', 'Полностью согласен.', 'Не уверен, честно говоря.', 'Где почитать больше про {w}?', 'Сделал мой день', '+1'],
+  de: ['Toller Beitrag, danke!', 'Stimme völlig zu.', 'Da bin ich mir nicht sicher.', 'Wo kann ich mehr über {w} lesen?', '+1'],
+  es: ['¡Gran publicación, gracias!', 'Totalmente de acuerdo.', 'No estoy seguro, la verdad.', '¿Dónde puedo leer más sobre {w}?', '+1'],
+  fr: ['Super post, merci !', "Tout à fait d'accord.", "Je n'en suis pas sûr, honnêtement.", 'Où lire plus sur {w} ?', '+1'],
+  zh: ['好文章，谢谢！', '完全同意。', '说实话，我不太确定。', '哪里可以了解更多关于{w}的内容？', '+1'],
+}
+const ANSWER_TEXTS: Record<Language, readonly string[]> = {
+  en: ['Thanks!', 'Good point.', 'I see it differently.', 'Exactly what I thought.'],
+  ru: ['Спасибо!', 'Хорошая мысль.', 'Я вижу это иначе.', 'Именно так я и думал.'],
+  de: ['Danke!', 'Guter Punkt.', 'Ich sehe das anders.', 'Genau das dachte ich.'],
+  es: ['¡Gracias!', 'Buen punto.', 'Yo lo veo diferente.', 'Justo lo que pensaba.'],
+  fr: ['Merci !', 'Bien vu.', 'Je vois les choses autrement.', "C'est exactement ce que je pensais."],
+  zh: ['谢谢！', '说得好。', '我的看法不同。', '正是我所想的。'],
+}
+
+/** `count` comments for every post: about a third of them replies, each after what it answers. */
+function generateComments (random: () => number, users: UserRecord[], posts: PostRecord[], height: number): CommentRecord[] {
+  const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T
+  const txid = (): string => {
+    let text = ''
+    for (let i = 0; i < 8; i++) text += Math.floor(random() * 2 ** 32).toString(16).padStart(8, '0')
+    return text
+  }
+  const live = users.filter(user => !user.deleted)
+  const comments: CommentRecord[] = []
+  for (const post of posts) {
+    const word = wordsOf(post.caption)[0] ?? ''
+    const threads: CommentRecord[][] = []
+    for (let n = 0; n < post.comments; n++) {
+      const thread = threads.length > 0 && random() < 0.35 ? pick(threads) : undefined
+      const answered = thread === undefined ? undefined : pick(thread)
+      const after = answered?.block ?? post.height
+      const block = after + Math.floor(random() * random() * (height - after + 1))
+      const author = pick(live)
+      const text = pick((answered ? ANSWER_TEXTS : COMMENT_TEXTS)[post.language]).replace('{w}', word)
+      const scoreUp = Math.floor(random() * random() * 12)
+      const scoreDown = random() < 0.15 ? 1 + Math.floor(random() * 3) : 0
+      const donation = author.address !== post.address && random() < 0.04 ? (1 + Math.floor(random() * 50)) * 10_000_000 : 0
+      const comment: CommentRecord = {
+        id: txid(),
+        postid: post.hash,
+        address: author.address,
+        time: ANCHOR_TIME - (height - block) * 60,
+        block,
+        msg: JSON.stringify({ message: encodeURIComponent(text), url: '', images: [] }),
+        parentid: thread?.[0]?.id ?? '',
+        answerid: answered?.id ?? '',
+        scoreUp,
+        scoreDown,
+        reputation: scoreUp - scoreDown,
+        donation,
+      }
+      if (thread === undefined) threads.push([comment])
+      else thread.push(comment)
+      comments.push(comment)
+    }
+  }
+  return comments
+}
+
+function generateAccount (random: () => number): AccountRecord {
+  return {
+    balance: Math.floor(random() ** 3 * 400 * 100_000_000),
+    scoresSpent: Math.floor(random() * 20),
+    commentScoresSpent: Math.floor(random() * 30),
+    complainsSpent: random() < 0.1 ? 1 : 0,
+  }
+}
+
+/** The block at Unix time `time` in `dataset` (one a minute). */
+export function heightAt (dataset: Dataset, time: number): number {
+  return dataset.height - Math.round((ANCHOR_TIME - time) / 60)
+}
+
+/**
+ * The block in which `follower` subscribed to `followed`: the dataset keeps no such height, so
+ * it is derived from the two addresses, after both registered and at or below the dataset's height.
+ */
+export function subscriptionHeight (dataset: Dataset, follower: UserRecord, followed: UserRecord): number {
+  const from = Math.min(dataset.height, Math.max(heightAt(dataset, follower.regdate), heightAt(dataset, followed.regdate)))
+  let hash = 0x811c9dc5
+  for (const char of `${follower.address}>${followed.address}`) hash = Math.imul(hash ^ char.charCodeAt(0), 0x01000193) >>> 0
+  return from + (hash % (dataset.height - from + 1))
 }
 
 let defaultDataset: Dataset | undefined

@@ -1,4 +1,5 @@
 // Search panel: content search with a page size and previous/next paging driven by hasMore.
+// A result's caption opens the post (onOpen), its author the author's profile (onAuthor).
 import { getJson } from './api.js'
 import { element, formatDate, setStatus } from './dom.js'
 
@@ -6,9 +7,9 @@ const EXCERPT_LENGTH = 160
 
 /**
  * @param {HTMLElement} panel
- * @param {{ onAuthor: (address: string) => void }} options
+ * @param {{ onAuthor: (address: string) => void, onOpen: (hash: string) => void }} options
  */
-export function createSearchPanel (panel, { onAuthor }) {
+export function createSearchPanel (panel, { onAuthor, onOpen }) {
   const form = panel.querySelector('form')
   const keyword = panel.querySelector('#search-keyword')
   const size = panel.querySelector('#search-size')
@@ -24,8 +25,12 @@ export function createSearchPanel (panel, { onAuthor }) {
     const author = item.userprofile?.name || item.address || 'unknown'
     const authorButton = element('button', { type: 'button', class: 'link', 'data-testid': 'result-author' }, author)
     authorButton.addEventListener('click', () => onAuthor(item.address))
-    return element('li', { 'data-testid': 'search-result', 'data-hash': String(item.hash ?? '') },
-      element('p', { class: 'caption' }, String(item.c || '(no caption)')),
+    const hash = String(item.hash ?? '')
+    const openButton = element('button', { type: 'button', class: 'link open', 'data-testid': 'result-open' }, String(item.c || '(no caption)'))
+    openButton.disabled = hash === ''
+    openButton.addEventListener('click', () => onOpen(hash))
+    return element('li', { 'data-testid': 'search-result', 'data-hash': hash },
+      element('p', { class: 'caption' }, openButton),
       element('p', { class: 'excerpt' }, excerpt.length > EXCERPT_LENGTH ? `${excerpt.slice(0, EXCERPT_LENGTH)}…` : excerpt),
       element('p', { class: 'meta' }, authorButton, element('span', {}, formatDate(item.time)), element('span', {}, String(item.type ?? ''))))
   }

@@ -15,6 +15,7 @@ export const PARAMETER_RULES: Record<string, string> = {
   page: 'a whole number from 0 (the page index)',
   pageSize: `a whole number from 1 to ${MAX_PAGE_SIZE}`,
   hash: '64 lowercase hexadecimal characters (a transaction hash)',
+  lang: 'a two-letter language code in lowercase, such as en or ru',
 }
 
 /** A post as a node sends it (short keys, passed through), for the examples of the API reference. */

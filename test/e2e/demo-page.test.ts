@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import type { Browser, Page } from 'playwright-core'
-import { generateDataset, type UserRecord } from '../../devnode/data/generate.js'
+import { generateDataset, type CommentRecord, type UserRecord } from '../../devnode/data/generate.js'
 import type { Emulator } from '../../devnode/server.js'
 import { addressOf, sdkSign, testKey } from '../../devnode/bastyon-host.js'
 import { startApp, type TestApp } from '../helpers/build-app.js'
@@ -24,8 +24,10 @@ before(async () => {
   const dataset = generateDataset()
   signedInUser = giveAccount(dataset, KEY)
   node = await startEmulator(suite, { dataset })
-  // The node panel's refresh must see new blocks at once: no answer cache here.
-  service = await startApp(suite, { nodes: [node.url], env: { CACHE_TTL_NODEINFO_MS: '0', BASTYON_APP_ID: APP_ID } })
+  // The node panel's refresh must see new blocks at once: no answer cache here. Every page
+  // polls /api/nodeinfo every 150 ms, all from one address: well over the default rate limit
+  // (300 a minute) in a full run, which these tests are not about.
+  service = await startApp(suite, { nodes: [node.url], env: { CACHE_TTL_NODEINFO_MS: '0', BASTYON_APP_ID: APP_ID, RATE_LIMIT_MAX: '100000' } })
   browser = await launchBrowser(suite)
 })
 after(async () => {
@@ -38,6 +40,8 @@ interface PageOptions {
   init?: string
   /** Functions of this process the page can call as window.<name> (page.exposeFunction). */
   expose?: Record<string, (...args: any[]) => unknown>
+  /** More query parameters for the page, e.g. `commentsPageSize=5`. */
+  query?: string
 }
 
 async function openPage (t: { after (fn: () => unknown): void }, options: PageOptions = {}): Promise<Page> {
@@ -54,11 +58,38 @@ async function openPage (t: { after (fn: () => unknown): void }, options: PageOp
     dialog.dismiss().catch(() => {})
   })
   t.after(() => assert.deepEqual(problems, [], 'no script error and no dialog on the page'))
-  await page.goto(`${service.url}/?refreshMs=150`)
+  await page.goto(`${service.url}/?refreshMs=150${options.query ? `&${options.query}` : ''}`)
   return page
 }
 
 const text = (page: Page, testId: string): Promise<string> => page.getByTestId(testId).innerText()
+
+/** Searches `keyword` and waits for the results. */
+async function search (page: Page, keyword: string, pageSize = '20'): Promise<string[]> {
+  await page.getByLabel('Keyword').fill(keyword)
+  await page.getByLabel('Per page').selectOption(pageSize)
+  await page.getByRole('button', { name: 'Search' }).click()
+  await page.locator('#search-panel[data-state="done"]').waitFor()
+  return page.getByTestId('search-result').evaluateAll(items => items.map(item => item.getAttribute('data-hash') ?? ''))
+}
+
+/** The post's top-level comments the node answers (by live authors), newest first as the API orders them. */
+function topLevelComments (hash: string): CommentRecord[] {
+  return node.dataset.comments
+    .filter(comment => comment.postid === hash && comment.parentid === '' && node.dataset.usersByAddress.get(comment.address)?.deleted === false)
+    .sort((a, b) => b.time - a.time || b.id.localeCompare(a.id))
+}
+
+/** A comment's text as Bastyon wrote it: `msg` is the JSON of URL-encoded values. */
+const commentMessage = (comment: CommentRecord): string => decodeURIComponent(JSON.parse(comment.msg).message)
+
+/** Opens the search result for `hash` and waits for the post and its first page of comments. */
+async function openResult (page: Page, hash: string): Promise<void> {
+  await page.locator(`[data-testid="search-result"][data-hash="${hash}"]`).getByTestId('result-open').click()
+  await page.locator(`#post-panel[data-hash="${hash}"][data-state="done"]`).waitFor()
+}
+
+const commentIds = (page: Page): Promise<string[]> => page.getByTestId('comment').evaluateAll(items => items.map(item => item.getAttribute('data-id') ?? ''))
 
 describe('the demo page', () => {
   it('shows the node\'s version and height, and follows new blocks', async (t) => {
@@ -134,6 +165,126 @@ describe('the demo page', () => {
     const author = await page.getByTestId('result-author').first().innerText()
     await page.getByTestId('result-author').first().click()
     await page.getByTestId('profile-name').filter({ hasText: author }).waitFor()
+  })
+
+  it('opens a search result as a post with its comments, newest first', async (t) => {
+    const page = await openPage(t)
+    const hashes = await search(page, 'bitcoin')
+    // The result whose post has the most top-level comments.
+    const hash = hashes.reduce((best, candidate) => topLevelComments(candidate).length > topLevelComments(best).length ? candidate : best)
+    const post = node.dataset.posts.find(candidate => candidate.hash === hash)
+    assert.ok(post)
+    const expected = topLevelComments(hash)
+    assert.ok(expected.length > 1, 'a bitcoin post with comments')
+    const result = page.locator(`[data-testid="search-result"][data-hash="${hash}"]`)
+    assert.equal(await result.getByTestId('result-open').innerText(), post.caption)
+    const author = await result.getByTestId('result-author').innerText()
+    assert.equal(await page.getByTestId('post-panel').isVisible(), false, 'hidden until a post is opened')
+
+    await openResult(page, hash)
+    await page.locator('#post-title:focus').waitFor()
+    assert.equal(await text(page, 'post-caption'), post.caption)
+    assert.equal(await text(page, 'post-message'), post.message)
+    assert.equal(await text(page, 'post-author'), author)
+    assert.equal(await text(page, 'post-comments-count'), String(post.comments))
+    assert.deepEqual(await commentIds(page), expected.slice(0, 20).map(comment => comment.id))
+    assert.equal(await page.getByTestId('comment-text').first().innerText(), commentMessage(expected[0] as CommentRecord))
+    // More than 20: "More comments" brings the rest.
+    while (await page.getByTestId('comments-more').isVisible()) {
+      const shown = await page.getByTestId('comment').count()
+      await page.getByTestId('comments-more').click()
+      await page.getByTestId('comment').nth(shown).waitFor()
+      await page.locator('#post-panel[data-state="done"]').waitFor()
+    }
+    assert.deepEqual(await commentIds(page), expected.map(comment => comment.id))
+    assert.match(await text(page, 'comments-status'), new RegExp(`Showing ${expected.length} of ${expected.length} `))
+    await page.locator('#post-panel').screenshot({ path: `${ARTIFACTS_DIR}post-panel.png` })
+
+    // The post's author opens in the profile panel, as from a search result.
+    await page.getByTestId('post-author').click()
+    await page.getByTestId('profile-name').filter({ hasText: author }).waitFor()
+  })
+
+  it('loads more comments a page at a time until hasMore ends', async (t) => {
+    const page = await openPage(t, { query: 'commentsPageSize=3' })
+    const hashes = await search(page, 'bitcoin', '50')
+    const hash = hashes.find(candidate => topLevelComments(candidate).length > 7)
+    assert.ok(hash, 'a bitcoin post with more than 7 top-level comments')
+    const expected = topLevelComments(hash).map(comment => comment.id)
+    await openResult(page, hash)
+    assert.deepEqual(await commentIds(page), expected.slice(0, 3))
+    for (let shown = 3; shown < expected.length; shown += 3) {
+      await page.getByTestId('comments-more').click()
+      await page.getByTestId('comment').nth(Math.min(shown + 3, expected.length) - 1).waitFor()
+      await page.locator('#post-panel[data-state="done"]').waitFor()
+      assert.deepEqual(await commentIds(page), expected.slice(0, shown + 3))
+    }
+    await page.getByTestId('comments-more').waitFor({ state: 'hidden' })
+    assert.equal(await text(page, 'comments-status'), `Showing ${expected.length} of ${expected.length} top-level comments, newest first.`)
+  })
+
+  it('says "No comments yet." for a post without comments', async (t) => {
+    const page = await openPage(t)
+    const hashes = await search(page, 'bitcoin', '50')
+    const hash = hashes.find(candidate => topLevelComments(candidate).length === 0)
+    assert.ok(hash, 'a bitcoin post without comments')
+    await openResult(page, hash)
+    assert.equal(await text(page, 'comments-status'), 'No comments yet.')
+    assert.equal(await page.getByTestId('comment').count(), 0)
+    assert.equal(await page.getByTestId('comments-more').isVisible(), false)
+  })
+
+  it('shows the API\'s message when the post or its comments fail to load', async (t) => {
+    const page = await openPage(t)
+    const [first] = await search(page, 'bitcoin')
+    assert.ok(first)
+    await page.route(url => url.pathname.endsWith('/comments'), route => route.fulfill({
+      status: 500, json: { message: 'Failed to retrieve comments', error: 'The node did not answer' },
+    }))
+    await page.locator(`[data-testid="search-result"][data-hash="${first}"]`).getByTestId('result-open').click()
+    await page.locator('#post-panel[data-state="error"]').waitFor()
+    assert.equal(await text(page, 'comments-status'), 'Failed to retrieve comments: The node did not answer')
+    assert.ok(await page.getByTestId('post-caption').isVisible(), 'the post itself is shown')
+    await page.unrouteAll()
+
+    await page.route(url => url.pathname.startsWith('/api/content/'), route => route.fulfill({
+      status: 404, json: { message: 'Content not found', error: `No post or video has the hash ${first}` },
+    }))
+    await page.locator(`[data-testid="search-result"][data-hash="${first}"]`).getByTestId('result-open').click()
+    await page.locator('#post-panel[data-state="error"]').waitFor()
+    assert.equal(await text(page, 'post-status'), `This post does not exist. (Content not found: No post or video has the hash ${first})`)
+    assert.equal(await page.getByTestId('post-caption').isVisible(), false)
+    assert.equal(await page.getByTestId('comments-status').isVisible(), false)
+  })
+
+  it('shows HTML in a post and its comments as text and runs none of it', async (t) => {
+    const page = await openPage(t)
+    // Comments from the chain with markup: Bastyon's JSON payload, and a msg that is not JSON.
+    const injected = [
+      { id: 'html-json', msg: JSON.stringify({ message: encodeURIComponent('<img src=x onerror=alert(1)> comment xsscheck'), url: '', images: [] }) },
+      { id: 'html-raw', msg: '<b>not JSON</b> <script>alert(1)</script>' },
+      { id: 'bad-escape', msg: JSON.stringify({ message: '100% sure', url: '', images: [] }) },
+    ].map(comment => ({ ...comment, postid: '', address: node.dataset.users[0]?.address, time: '1763779500', parentid: '', answerid: '', scoreUp: '0', scoreDown: '0', reputation: '0' }))
+    await page.route(url => url.pathname.endsWith('/comments'), async route => {
+      const response = await route.fetch()
+      const body = await response.json()
+      body.data.results.unshift(...injected)
+      await route.fulfill({ response, json: body })
+    })
+    await search(page, 'xsscheck')
+    const posts = node.dataset.posts.filter(post => post.words.includes('xsscheck'))
+    assert.equal(posts.length, 2)
+    for (const post of posts) {
+      await openResult(page, post.hash)
+      assert.equal(await text(page, 'post-caption'), post.caption)
+      assert.equal(await text(page, 'post-message'), post.message)
+    }
+    const comment = (id: string) => page.locator(`[data-testid="comment"][data-id="${id}"]`).getByTestId('comment-text').innerText()
+    assert.equal(await comment('html-json'), '<img src=x onerror=alert(1)> comment xsscheck')
+    assert.equal(await comment('html-raw'), '<b>not JSON</b> <script>alert(1)</script>')
+    assert.equal(await comment('bad-escape'), '100% sure')
+    assert.equal(await page.locator('img[src="x"]').count(), 0)
+    assert.equal(await page.locator('#post-panel script, #post-panel b, #post-panel img').count(), 0)
   })
 
   it('shows HTML from the chain as text and runs none of it', async (t) => {
@@ -231,6 +382,9 @@ describe('the demo page', () => {
   it('fits a 360 px screen and labels every control', async (t) => {
     const page = await openPage(t, { width: 360 })
     await page.locator('#node-panel[data-state="ok"]').waitFor()
+    const [first] = await search(page, 'bitcoin')
+    assert.ok(first)
+    await openResult(page, first)
     assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 360))
     const unlabelled = await page.evaluate(() => [...document.querySelectorAll('input, select')]
       .filter(control => !control.getAttribute('aria-label') && !document.querySelector(`label[for="${control.id}"]`)).length)

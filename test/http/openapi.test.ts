@@ -13,8 +13,9 @@ describe('OpenAPI document', () => {
     assert.equal(status, 200)
     assert.equal(body.openapi, '3.1.0')
     await SwaggerParser.validate(structuredClone(body))
-    assert.deepEqual(Object.keys(body.paths).sort(), ['/api/nodeinfo', '/api/post/{hash}', '/api/search', '/api/user/{address}', '/healthz', '/readyz'])
-    for (const path of ['/api/nodeinfo', '/api/post/{hash}', '/api/search', '/api/user/{address}']) {
+    const api = ['/api/content/{hash}', '/api/content/{hash}/comments', '/api/nodeinfo', '/api/post/{hash}', '/api/search', '/api/tags', '/api/user/{address}']
+    assert.deepEqual(Object.keys(body.paths).sort(), [...api, '/healthz', '/readyz'])
+    for (const path of api) {
       const responses = body.paths[path].get.responses
       assert.deepEqual(Object.keys(responses).sort(), ['200', '400', '404', '429', '500', '503'], path)
       const success = responses['200'].content['application/json']
@@ -33,7 +34,7 @@ describe('OpenAPI document', () => {
     const service = await startApp(t, { nodes: [NO_NODE], env: { BASTYON_APP_ID: 'demo.pocketnet.app' } })
     const { body } = await service.get('/openapi.json')
     await SwaggerParser.validate(structuredClone(body))
-    assert.deepEqual(Object.keys(body.paths).filter((path: string) => /auth|me/.test(path)).sort(), ['/api/auth/challenge', '/api/auth/session', '/api/me'])
+    assert.deepEqual(Object.keys(body.paths).filter((path: string) => /^\/api\/(auth|me)\b/.test(path)).sort(), ['/api/auth/challenge', '/api/auth/session', '/api/me'])
     assert.deepEqual(Object.keys(body.paths['/api/auth/session']).sort(), ['delete', 'post'])
     assert.deepEqual(body.components.securitySchemes.bearer, { type: 'http', scheme: 'bearer', description: 'The token from POST /api/auth/session' })
     for (const [path, method] of [['/api/me', 'get'], ['/api/auth/session', 'delete']] as const) {

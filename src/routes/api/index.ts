@@ -4,10 +4,12 @@
  */
 import type { FastifyPluginAsync } from 'fastify'
 import authRoutes from './auth.js'
+import contentRoutes from './content.js'
 import meRoute from './me.js'
 import nodeInfoRoute from './nodeinfo.js'
 import postRoute from './post.js'
 import searchRoute from './search.js'
+import tagsRoute from './tags.js'
 import userRoute from './user.js'
 
 const apiRoutes: FastifyPluginAsync = async (api) => {
@@ -15,6 +17,8 @@ const apiRoutes: FastifyPluginAsync = async (api) => {
   await api.register(userRoute)
   await api.register(searchRoute)
   await api.register(postRoute)
+  await api.register(contentRoutes)
+  await api.register(tagsRoute)
   // Sign-in, when BASTYON_APP_ID turns it on.
   if (api.signIn !== undefined) {
     await api.register(authRoutes)

@@ -4,12 +4,6 @@ import { sendSuccess } from '../../http/envelope.js'
 import { HttpError } from '../../http/errors.js'
 import { PostSchema } from '../../schemas/post.js'
 
-/** A post as `getcontent` answers it (fields passed through; docs/pocketnet-node.md). */
-interface Content {
-  hash?: unknown
-  txid?: unknown
-}
-
 const postRoute: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/post/:hash', {
     schema: PostSchema,
@@ -18,11 +12,10 @@ const postRoute: FastifyPluginAsyncTypebox = async (app) => {
     const { hash } = request.params
     const api = await app.pocketnet.get()
     // getcontent takes a list of hashes and answers the posts it found, in no set order (null
-    // for a hash that is not a post). Its third position is left out: any value but 1 there
-    // makes a 0.22 node answer [].
-    const posts = await api.callRaw('getcontent', [[hash]])
-    if (!Array.isArray(posts)) throw new Error('Pocketnet node answered getcontent with something other than a list')
-    const post = (posts as Array<Content | null>).find(item => item?.hash === hash || item?.txid === hash)
+    // for a hash that is not a post). The typed method never sends its third position: any
+    // value but 1 there makes a 0.22 node answer [].
+    const posts = await api.rpc.getcontent({ hashes: [hash] })
+    const post = posts.find(item => item?.hash === hash || item?.txid === hash)
     if (post == null) throw new HttpError(404, 'Post not found', `No post has the hash ${hash}`)
     return sendSuccess(reply, 'Post retrieved successfully', post, posts)
   })

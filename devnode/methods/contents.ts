@@ -1,29 +1,7 @@
-/**
- * The node's public read methods over the dataset, with the node's own parameter rules
- * (docs/pocketnet-node.md). Written from the facts file,
- * not from lib/: an emulator that reused the client's encoding would hide its bugs.
- */
-import bs58check from 'bs58check'
-import { wordsOf, type Dataset, type PostRecord, type UserRecord } from './data/generate.js'
-
-/** A JSON-RPC error, answered with `status`. */
-export class RpcError extends Error {
-  constructor (readonly code: number, message: string, readonly status = 500) {
-    super(message)
-  }
-}
-
-export interface ChainState {
-  version: string
-  height: number
-  blockHash: string
-  blockTime: number
-  /** Blocks to subtract from the height getnodeinfo reports (a lagging node). */
-  lag: number
-}
-
-const INT32_MIN = -(2 ** 31)
-const INT32_MAX = 2 ** 31 - 1
+/** Contents: search and getcontent, and the content items both answer. */
+import { wordsOf, type Dataset, type PostRecord } from '../data/generate.js'
+import { shortProfile } from './accounts.js'
+import { INT32_MAX, INT32_MIN, RpcError, isAddress, type ChainState } from './common.js'
 
 /** Nodes before 0.22.1 read paging numbers as strings and ignore JSON numbers; later ones do the opposite. */
 function readsPagingAsStrings (version: string): boolean {
@@ -45,12 +23,6 @@ function pagingParam (value: unknown, fallback: number, legacy: boolean): number
   return value
 }
 
-function isAddress (value: unknown): value is string {
-  if (typeof value !== 'string' || value.length !== 34) return false
-  const payload = bs58check.decodeUnsafe(value)
-  return payload !== undefined && payload[0] === 0x37
-}
-
 /** The node URL-decodes the keyword (`+` is a space); a malformed escape leaves it as it is. */
 function urlDecode (text: string): string {
   const spaced = text.replaceAll('+', ' ')
@@ -59,72 +31,6 @@ function urlDecode (text: string): string {
   } catch {
     return spaced
   }
-}
-
-export function nodeInfo (chain: ChainState): Record<string, unknown> {
-  const height = chain.height - chain.lag
-  return {
-    version: chain.version,
-    time: chain.blockTime,
-    chain: 'main',
-    proxy: true,
-    netstakeweight: 51_234_567_890_123,
-    lastblock: { height, hash: chain.blockHash, time: chain.blockTime, ntx: 2 + (height % 9) },
-    proxies: [],
-    ports: { node: 37070, api: 38081, rest: 38080, wss: 8087, http: 38081, https: 38881 },
-  }
-}
-
-function shortProfile (user: UserRecord): Record<string, unknown> {
-  if (user.deleted) return { hash: user.hash, address: user.address, id: user.id, deleted: true }
-  return {
-    hash: user.hash,
-    address: user.address,
-    id: user.id,
-    name: user.name,
-    i: user.avatar,
-    b: '',
-    r: user.referrer,
-    reputation: user.reputation,
-    postcnt: user.postCount,
-    dltdcnt: 0,
-    subscribes_count: user.subscribes.length,
-    subscribers_count: user.subscribers.length,
-    blockings_count: 0,
-    blockers_count: 0,
-    likers_count: user.likers,
-    regdate: user.regdate,
-    update: user.update,
-    flags: {},
-    firstFlags: {},
-    bans: {},
-    badges: user.reputation > 400 ? ['shark'] : [],
-  }
-}
-
-function fullProfile (user: UserRecord): Record<string, unknown> {
-  if (user.deleted) return shortProfile(user)
-  return {
-    ...shortProfile(user),
-    k: user.publicKey,
-    a: user.about,
-    l: user.language,
-    s: user.site,
-    actions: {},
-    subscribes: user.subscribes.map(address => ({ adddress: address, private: 'false' })),
-    subscribers: user.subscribers,
-    blocking: [],
-    content: [{ type: 'share', count: user.postCount }],
-  }
-}
-
-export function getUserProfile (dataset: Dataset, params: unknown[]): unknown[] {
-  const [address, shortForm] = params
-  if (typeof shortForm !== 'string') throw new RpcError(-32603, 'JSON value is not a string as expected')
-  const wanted = typeof address === 'string' ? [address] : Array.isArray(address) ? address.filter(item => typeof item === 'string') : []
-  const found = [...new Set(wanted)].map(item => dataset.usersByAddress.get(item)).filter(user => user !== undefined)
-  found.sort((a, b) => (a.address < b.address ? -1 : a.address > b.address ? 1 : 0))
-  return found.map(user => (shortForm === '1' ? shortProfile(user) : fullProfile(user)))
 }
 
 function contentItem (dataset: Dataset, post: PostRecord): Record<string, unknown> {

@@ -1,0 +1,48 @@
+/**
+ * The node's public read methods over the dataset, with the node's own parameter rules
+ * (docs/pocketnet-node.md, "Methods"), one file per area. Written from the node's rules, not
+ * from lib/: an emulator that reused the client's encoding would hide its bugs.
+ */
+import type { Dataset } from '../data/generate.js'
+import { getUserProfile, getUserState, getUserSubscribers, getUserSubscribes } from './accounts.js'
+import { getAppItems, getApps } from './apps.js'
+import { getComments } from './comments.js'
+import { RpcError, type ChainState } from './common.js'
+import { getContent, search } from './contents.js'
+import { otherMethod } from './other.js'
+import { PUBLIC_METHODS } from './public-table.js'
+import { nodeInfo } from './system.js'
+import { getTags } from './tags.js'
+
+export { RpcError, type ChainState } from './common.js'
+export { PUBLIC_METHODS } from './public-table.js'
+
+/** The methods answered from the dataset; every other public name answers as the node does without data. */
+export const IMPLEMENTED_METHODS: ReadonlySet<string> = new Set([
+  'getnodeinfo', 'getuserprofile', 'search', 'getcontent', 'getcomments', 'getuserstate', 'gettags',
+  'getusersubscribers', 'getusersubscribes', 'getapps', 'getappscores', 'getappcomments',
+])
+
+/** Every name the read path serves but the write path (`/post/`) does not: all but the built-in `help`. */
+export const READ_ONLY_METHODS: ReadonlySet<string> = new Set(Object.keys(PUBLIC_METHODS).filter(name => name !== 'help'))
+
+/** The result of `method`, or the RpcError the node answers; an unknown name is -32601 (HTTP 404). */
+export function callMethod (dataset: Dataset, chain: ChainState, method: string, params: unknown[]): unknown {
+  switch (method) {
+    case 'getnodeinfo': return nodeInfo(chain)
+    case 'getuserprofile': return getUserProfile(dataset, params)
+    case 'search': return search(dataset, chain, params)
+    case 'getcontent': return getContent(dataset, params)
+    case 'getcomments': return getComments(dataset, chain, params)
+    case 'getuserstate': return getUserState(dataset, chain, params)
+    case 'gettags': return getTags(dataset, params)
+    case 'getusersubscribers': return getUserSubscribers(dataset, params)
+    case 'getusersubscribes': return getUserSubscribes(dataset, params)
+    case 'getapps': return getApps(params)
+    case 'getappscores':
+    case 'getappcomments': return getAppItems(params)
+  }
+  const other = otherMethod(method, params)
+  if (other === undefined) throw new RpcError(-32601, 'Method not found', 404)
+  return other.result
+}

@@ -1,0 +1,333 @@
+/**
+ * `npm run generate:rpc`: the typed client's method table, from the node's facts.
+ *
+ * Reads docs/reference/pocketnet-rpc-methods.json (every public method of pocketnet.core 0.22:
+ * positions, the JSON type the node parses at each, defaults, result shape, node cache, status)
+ * and writes:
+ * - lib/methods/table.ts: the table as data (positions, wire types, fill values, result shape);
+ * - lib/methods/table-rpc.ts: `TableRpc`, a typed method per usable method, with result types;
+ * - the method list of lib/README.md, between its `rpc-methods` markers.
+ * A node release is one edit of the JSON and one run of this script;
+ * test/lib/rpc-table.test.ts fails while the generated files are not current.
+ */
+import { readFileSync, writeFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+
+const ROOT = new URL('../', import.meta.url)
+export const REFERENCE = 'docs/reference/pocketnet-rpc-methods.json'
+export const TABLE_FILE = 'lib/methods/table.ts'
+export const RPC_FILE = 'lib/methods/table-rpc.ts'
+export const README_FILE = 'lib/README.md'
+const README_START = '<!-- rpc-methods:start -->'
+const README_END = '<!-- rpc-methods:end -->'
+
+interface ReferenceParam { name: string, type: string, required: boolean, default: unknown, note: string }
+interface ReferenceMethod { category: string, params: ReferenceParam[], result: string, note: string, cache_blocks: number | null, status: 'ok' | 'broken' | 'stub' | 'testnet-only' }
+
+/** Methods with a hand-written typed wrapper in lib/methods/ (richer than the table's). */
+const HAND_WRITTEN = new Set(['getnodeinfo', 'getuserprofile', 'search'])
+
+/**
+ * Positions the typed methods never send, and why: the node's table cannot say it.
+ * `getcontent`'s `last` is read as a number, and any value but 1 makes a 0.22 node answer [].
+ */
+const NEVER_SENT: Record<string, Record<string, string>> = {
+  getcontent: { last: 'any value but 1 makes a 0.22 node answer []; left out, the node uses 1' },
+  getrawtransactionwithmessagebyid: { last: 'any value but 1 makes a 0.22 node answer []; left out, the node uses 1' },
+}
+
+/** Heights and ids the node reads as 64-bit integers (all other integers are 32-bit). */
+const INT64: Record<string, string[]> = {
+  getevents: ['heightMax'],
+  getactivities: ['heightMax'],
+  getnotifications: ['height'],
+  getaddressid: ['address_or_id'],
+}
+
+/** The TypeScript type a caller passes for each JSON type of the table. */
+const TS_TYPES: Record<string, string> = {
+  integer: 'number',
+  string: 'string',
+  'string | string[]': 'string | string[]',
+  'integer | string | (integer|string)[]': 'number | string | Array<number | string>',
+  any: 'unknown',
+  'string[]': 'string[]',
+  object: 'Record<string, unknown>',
+  boolean: 'boolean',
+  'string | integer': 'string | number',
+  'string (decimal integer)': 'number',
+  'boolean | integer': 'boolean',
+  'integer[]': 'number[]',
+}
+
+/** A read the node makes without a type check: a null there is an error, not the default. */
+const UNGUARDED = /get_str\(\)|get_int|get_array|get_obj|RPCTypeCheck|must be a (json )?string|must be strings/i
+
+type Wire = 'integer' | 'int64' | 'decimal-string' | 'string' | 'url-encoded' | 'url-encoded-list' | 'json'
+
+interface TableParam {
+  name: string
+  type: string
+  required: boolean
+  wire: Wire
+  /** What is sent in this position when it is empty and a later one is filled; absent: it must be given then. */
+  fill?: unknown
+}
+
+function wireOf (method: string, param: ReferenceParam): Wire {
+  if (param.type === 'string (decimal integer)') return 'decimal-string'
+  if (param.type === 'integer') return INT64[method]?.includes(param.name) ? 'int64' : 'integer'
+  if (/URL-decod/i.test(param.note)) return param.type === 'string' ? 'url-encoded' : 'url-encoded-list'
+  return param.type === 'string' ? 'string' : 'json'
+}
+
+/** The node's own default when it is a JSON value; undefined when the table describes it in words. */
+function literalDefault (value: unknown): { value: unknown } | undefined {
+  if (value === null) return undefined
+  if (typeof value !== 'string') return { value }
+  try {
+    return { value: JSON.parse(value) }
+  } catch {
+    return undefined
+  }
+}
+
+function fillOf (param: ReferenceParam): { value: unknown } | undefined {
+  if (param.name.startsWith('_')) return { value: null }
+  const literal = literalDefault(param.default)
+  if (literal !== undefined) return literal
+  // A guarded read ignores a null and applies its default; an unguarded one fails on it.
+  return UNGUARDED.test(param.note) ? undefined : { value: null }
+}
+
+type Shape = 'array' | 'object' | 'string' | 'none'
+
+/** The top-level shape of a result the table describes in words. */
+function shapeOf (result: string): Shape {
+  if (/^always an error/i.test(result)) return 'none'
+  if (/^(array|always \[\])/i.test(result)) return 'array'
+  if (/^(object|explorer tx object)/i.test(result)) return 'object'
+  if (/string/i.test(result.split(/[({]/)[0] ?? '')) return 'string'
+  return 'object'
+}
+
+/** Splits `text` at commas outside brackets. */
+function topLevelItems (text: string): string[] {
+  const items: string[] = []
+  let depth = 0
+  let current = ''
+  for (const char of text) {
+    if ('{[('.includes(char)) depth++
+    if ('}])'.includes(char)) depth--
+    if (char === ',' && depth === 0) {
+      items.push(current.trim())
+      current = ''
+    } else {
+      current += char
+    }
+  }
+  if (current.trim() !== '') items.push(current.trim())
+  return items
+}
+
+/** The text inside the first balanced `{…}` of `text` (after `from`), or undefined. */
+function firstBraces (text: string): string | undefined {
+  const start = text.indexOf('{')
+  if (start < 0) return undefined
+  let depth = 0
+  for (let i = start; i < text.length; i++) {
+    if (text[i] === '{') depth++
+    if (text[i] === '}' && --depth === 0) return text.slice(start + 1, i)
+  }
+  return undefined
+}
+
+/** The fields the table names, as a TypeScript object type; every type it does not give is `unknown`. */
+function fieldsType (fields: string): string {
+  const members: string[] = []
+  for (const item of topLevelItems(fields)) {
+    const match = /^([A-Za-z_$][\w$]*)(\?)?\s*(.*)$/s.exec(item)
+    if (match === null) {
+      // `{<address>: …}`: keys that are data.
+      if (/^</.test(item)) return 'Record<string, unknown>'
+      continue
+    }
+    const [, name, optional, rest] = match as unknown as [string, string, string | undefined, string]
+    if (members.some(member => member.startsWith(`${name}:`) || member.startsWith(`${name}?:`))) continue
+    const type = rest.startsWith(':') ? valueType(rest.slice(1).trim()) : valueType(rest)
+    members.push(`${name}${optional ?? ''}: ${type}`)
+  }
+  return members.length === 0 ? 'Record<string, unknown>' : `{ ${members.join('; ')} }`
+}
+
+/** A field's type from what follows its name: a list `[…]`, an object `{…}`, or unknown. */
+function valueType (rest: string): string {
+  if (rest.startsWith('[')) return 'unknown[]'
+  if (rest.startsWith('{')) return 'Record<string, unknown>'
+  return 'unknown'
+}
+
+function resultType (method: string, reference: ReferenceMethod): string {
+  const shape = shapeOf(reference.result)
+  if (shape === 'none') return 'never'
+  if (shape === 'string') return 'string'
+  const braces = firstBraces(reference.result)
+  const element = braces === undefined ? undefined : fieldsType(braces)
+  if (shape === 'array') {
+    if (/^always \[\]/i.test(reference.result)) return 'never[]'
+    if (method === 'getjurymoderators') return 'string[]'
+    if (element === undefined) return 'unknown[]'
+    // Some lists hold a null for an item the node could not give (a hash that is not content).
+    return /null element|may be null/i.test(reference.result) ? `Array<${element} | null>` : `Array<${element}>`
+  }
+  return element ?? 'Record<string, unknown>'
+}
+
+function pascal (name: string): string {
+  return name.charAt(0).toUpperCase() + name.slice(1)
+}
+
+/** A comment line without `*\/`. */
+function comment (text: string): string {
+  return text.replaceAll('*/', '*\\/').replace(/\s+/g, ' ').trim()
+}
+
+/**
+ * A note of the table for a caller of the typed client: without the sentences about the node's
+ * named params (the client always sends positions).
+ */
+function callerNote (note: string): string {
+  return note.split(/(?<=\.)\s+/).filter(sentence => !/RPCHelpMan|named param/i.test(sentence)).join(' ')
+}
+
+/** What the client does with a param on the wire, when it is not sent as given. */
+const WIRE_NOTES: Partial<Record<Wire, string>> = {
+  'decimal-string': 'A whole number: the client sends it as a decimal string, as the node reads it.',
+  'url-encoded': 'The client sends it URL-encoded; the node decodes it.',
+  'url-encoded-list': 'The client sends each text URL-encoded; the node decodes them.',
+}
+
+function isTyped (name: string, reference: ReferenceMethod): boolean {
+  return !HAND_WRITTEN.has(name) && (reference.status === 'ok' || reference.status === 'testnet-only')
+}
+
+function tableParams (name: string, reference: ReferenceMethod): TableParam[] {
+  return reference.params.map(param => {
+    // A required position is always given: it needs no fill.
+    const fill = param.required ? undefined : fillOf(param)
+    return {
+      name: param.name,
+      type: param.type,
+      required: param.required,
+      wire: wireOf(name, param),
+      ...(fill === undefined ? {} : { fill: fill.value }),
+    }
+  })
+}
+
+/** The params a caller may give: not the unread `_…` positions, nor those never sent. */
+function callerParams (name: string, reference: ReferenceMethod): ReferenceParam[] {
+  return reference.params.filter(param => !param.name.startsWith('_') && NEVER_SENT[name]?.[param.name] === undefined)
+}
+
+export function generate (): Record<string, string> {
+  const reference = JSON.parse(readFileSync(new URL(REFERENCE, ROOT), 'utf8')) as { source: { release: string }, methods: Record<string, ReferenceMethod> }
+  const names = Object.keys(reference.methods).sort()
+  const header = `// Generated by scripts/generate-rpc.ts from ${REFERENCE} (pocketnet.core ${reference.source.release.split(' ')[0]}): do not edit; run \`npm run generate:rpc\`.`
+
+  const table = [
+    header,
+    '/* eslint-disable */',
+    "import type { TableMethod } from './table-spec.js'",
+    '',
+    '/** Every public method of the node: positions, wire types, fill values, result shape, node cache (blocks), status. */',
+    'export const RPC_TABLE = {',
+    ...names.map(name => {
+      const method = reference.methods[name] as ReferenceMethod
+      const never = NEVER_SENT[name]
+      return `  ${JSON.stringify(name)}: ${JSON.stringify({
+        category: method.category,
+        status: method.status,
+        cacheBlocks: method.cache_blocks,
+        result: shapeOf(method.result),
+        params: tableParams(name, method),
+        ...(never === undefined ? {} : { neverSent: Object.keys(never) }),
+        ...(method.status === 'broken' || method.status === 'stub' ? { why: comment(method.result.startsWith('always') ? method.result : method.note).slice(0, 200) } : {}),
+      })},`
+    }),
+    '} as const satisfies Record<string, TableMethod>',
+    '',
+    'export type TableMethodName = keyof typeof RPC_TABLE',
+    '',
+  ].join('\n')
+
+  const typed = names.filter(name => isTyped(name, reference.methods[name] as ReferenceMethod))
+  const rpc = [
+    header,
+    "import type { CallOptions } from '../client.js'",
+    '',
+    ...typed.flatMap(name => {
+      const method = reference.methods[name] as ReferenceMethod
+      const params = callerParams(name, method)
+      const fields = params.map(param => {
+        const doc = [`${param.type}${param.required ? '' : `, default ${String(param.default)}`}.`, WIRE_NOTES[wireOf(name, param)] ?? '', callerNote(param.note)]
+        return `  /** ${comment(doc.filter(Boolean).join(' '))} */\n  ${param.name}${param.required ? '' : '?'}: ${TS_TYPES[param.type] ?? 'unknown'}`
+      })
+      return [
+        `/** Params of \`${name}\`, by the node's names; the positions come from the table. */`,
+        params.length === 0 ? `export type ${pascal(name)}Params = Record<string, never>` : `export interface ${pascal(name)}Params {\n${fields.join('\n')}\n}`,
+        `/** ${comment(method.result)} */`,
+        `export type ${pascal(name)}Result = ${resultType(name, method)}`,
+        '',
+      ]
+    }),
+    '/** A typed method for every usable public method of the node (docs: lib/README.md, "Every method"). */',
+    'export interface TableRpc {',
+    ...typed.map(name => {
+      const method = reference.methods[name] as ReferenceMethod
+      const optional = callerParams(name, method).every(param => !param.required)
+      const notes = [
+        comment(callerNote(method.note)),
+        method.status === 'testnet-only' ? 'Testnet only.' : '',
+        method.cache_blocks === null ? '' : `The node caches it ${method.cache_blocks} block${method.cache_blocks === 1 ? '' : 's'}.`,
+      ].filter(Boolean).join(' ')
+      return `  /** \`${name}\` (${method.category}). ${notes} */\n  ${name} (params${optional ? '?' : ''}: ${pascal(name)}Params, options?: CallOptions): Promise<${pascal(name)}Result>`
+    }),
+    '}',
+    '',
+  ].join('\n')
+
+  const categories = [...new Set(names.map(name => (reference.methods[name] as ReferenceMethod).category))].sort()
+  const list = [
+    README_START,
+    `Generated from the node's method table by \`npm run generate:rpc\` (${names.length} methods of pocketnet.core ${reference.source.release.split(' ')[0]}). Params are by the node's names, \`?\` marks an optional one; \`→\` gives the result's shape. Not callable: *broken* on 0.22 nodes, or a *stub* that always answers \`[]\` (calling one fails at once, saying why).`,
+    '',
+    ...categories.flatMap(category => [
+      `**${category}**`,
+      '',
+      ...names.filter(name => (reference.methods[name] as ReferenceMethod).category === category).map(name => {
+        const method = reference.methods[name] as ReferenceMethod
+        const params = callerParams(name, method).map(param => `${param.name}${param.required ? '' : '?'}`).join(', ')
+        const status = method.status === 'ok' ? '' : ` — *${method.status}*`
+        const typedBy = HAND_WRITTEN.has(name) ? ' (typed by hand, above)' : ''
+        return `- \`${name}({ ${params} })\` → ${shapeOf(method.result)}${status}${typedBy}`
+      }),
+      '',
+    ]),
+    README_END,
+  ].join('\n')
+  const readme = readFileSync(new URL(README_FILE, ROOT), 'utf8')
+  const start = readme.indexOf(README_START)
+  const end = readme.indexOf(README_END)
+  if (start < 0 || end < start) throw new Error(`${README_FILE} has no ${README_START} … ${README_END} markers`)
+  return {
+    [TABLE_FILE]: table,
+    [RPC_FILE]: rpc,
+    [README_FILE]: readme.slice(0, start) + list + readme.slice(end + README_END.length),
+  }
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  for (const [path, text] of Object.entries(generate())) writeFileSync(new URL(path, ROOT), text)
+  console.log(`wrote ${TABLE_FILE}, ${RPC_FILE} and the method list of ${README_FILE}`)
+}
