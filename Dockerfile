@@ -2,10 +2,12 @@
 # `docker run -p 3000:3000 -e CORS_ORIGINS=https://your.app bastyon-miniapp-backend`.
 # deploy/ has a compose file with a TLS proxy in front.
 
-# Build: TypeScript compiled once, with the dev dependencies.
+# Build: TypeScript compiled once, with the dev dependencies: lib/ (the workspace package
+# pocketnet-client) into lib/dist, then the service into dist.
 FROM node:20-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
+COPY lib/package.json ./lib/
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY lib ./lib
@@ -17,8 +19,10 @@ FROM node:20-slim AS runtime
 ENV NODE_ENV=production
 WORKDIR /app
 COPY package.json package-lock.json ./
+COPY lib/package.json ./lib/
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist ./dist
+COPY --from=build /app/lib/dist ./lib/dist
 COPY public ./public
 # The image's unprivileged user; the service needs no write access anywhere.
 USER node

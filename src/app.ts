@@ -7,7 +7,7 @@
  */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyInstance } from 'fastify'
-import type { SharedInstance } from '../lib/index.js'
+import type { SharedInstance } from 'pocketnet-client'
 import auth from './auth/plugin.js'
 import type { AppConfig } from './config.js'
 import { FastPath } from './fast-path/fast-path.js'

@@ -4,7 +4,7 @@
  */
 import { Type, type Static } from 'typebox'
 import { Value } from 'typebox/value'
-import { CACHE_RANGES, DEFAULT_CACHE_TTL_MS, DEFAULT_NODES, OPTION_RANGES, parseNodeList, parseRedisUrl, type OptionRange } from '../lib/index.js'
+import { CACHE_RANGES, DEFAULT_CACHE_TTL_MS, DEFAULT_NODES, OPTION_RANGES, parseNodeList, parseRedisUrl, type OptionRange } from 'pocketnet-client'
 
 const POCKETNET_NODES_RULE = 'a comma-separated list of http(s) node URLs such as http://127.0.0.1:38081'
 const REDIS_URL_RULE = 'empty (no Redis), or redis://[user:password@]host[:port][/db] (rediss:// for TLS)'

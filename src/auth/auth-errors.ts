@@ -3,7 +3,7 @@
  * and the service's AUTH_* ones) and a text that names the rule broken and nothing more, so that
  * a front-end can tell the user what to do and an attacker learns nothing it did not send.
  */
-import { SIGNATURE_ERROR_CODES, type SignatureError } from '../../lib/index.js'
+import { SIGNATURE_ERROR_CODES, type SignatureError } from 'pocketnet-client'
 import { HttpError } from '../http/errors.js'
 
 /** Every code a 401 of the service can carry, with what it means. */

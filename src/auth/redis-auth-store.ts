@@ -11,7 +11,7 @@
  * Fails closed: an operation Redis could not answer within REDIS_TIMEOUT_MS throws
  * AuthStoreUnavailableError, never a guess.
  */
-import type { RedisLink, RedisScript } from '../../lib/index.js'
+import type { RedisLink, RedisScript } from 'pocketnet-client'
 import { AuthStoreUnavailableError, type AuthKind, type AuthKindLimits, type AuthStore } from './auth-store.js'
 
 /** KEYS: expiries, values. ARGV: id, value, expiresAt, now, max, evict (1|0). → 1 added, 0 present, -1 full. */

@@ -8,7 +8,7 @@
  * Redis dump, a backup) holds no usable token.
  */
 import { createHash, randomBytes } from 'node:crypto'
-import { SignatureError, verifySignature, type PocketnetNetwork, type VerifiedSignature } from '../../lib/index.js'
+import { SignatureError, verifySignature, type PocketnetNetwork, type VerifiedSignature } from 'pocketnet-client'
 import { ServiceUnavailableError } from '../http/errors.js'
 import { AuthError, type AuthStep } from './auth-errors.js'
 import type { AuthStore } from './auth-store.js'

@@ -17,7 +17,7 @@
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { addressRule } from '../../lib/index.js'
+import { addressRule } from 'pocketnet-client'
 import { PARAMETER_RULES } from '../schemas/common.js'
 import { HttpError, ServiceUnavailableError } from './errors.js'
 import './route-policy.js'

@@ -6,7 +6,7 @@
 import { createRequire } from 'node:module'
 import type { Server } from 'node:http'
 import { LogController, type FastifyHttpOptions } from 'fastify'
-import { isPocketnetAddress } from '../../lib/index.js'
+import { isPocketnetAddress } from 'pocketnet-client'
 import type { AppConfig } from '../config.js'
 import type { FastPath } from '../fast-path/fast-path.js'
 import { serverWithFastPath } from '../fast-path/server.js'

@@ -5,7 +5,7 @@
  * counts are plain numbers (families.ts); prom-client formats them and adds Node's own.
  */
 import { Gauge, Registry, collectDefaultMetrics } from 'prom-client'
-import type { AttemptEvent, CacheOutcome, OverloadEvent, PocketNetProxyApi, RedisOperationEvent, SharedOutcome } from '../../lib/index.js'
+import type { AttemptEvent, CacheOutcome, OverloadEvent, PocketNetProxyApi, RedisOperationEvent, SharedOutcome } from 'pocketnet-client'
 import { CounterFamily, HistogramFamily } from './families.js'
 
 export interface Metrics {

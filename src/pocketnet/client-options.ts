@@ -1,5 +1,5 @@
 /** The client's options from the service's configuration: the one place the two meet. */
-import { parseNodeList, type ClientOptions } from '../../lib/index.js'
+import { parseNodeList, type ClientOptions } from 'pocketnet-client'
 import type { AppConfig } from '../config.js'
 
 export function clientOptions (config: AppConfig): ClientOptions {

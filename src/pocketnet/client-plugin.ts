@@ -5,7 +5,7 @@
  * With REDIS_URL, its cache has a second level in Redis, shared by every instance.
  */
 import fp from 'fastify-plugin'
-import { createSharedInstance, type SharedInstance } from '../../lib/index.js'
+import { createSharedInstance, type SharedInstance } from 'pocketnet-client'
 import { clientOptions } from './client-options.js'
 
 declare module 'fastify' {

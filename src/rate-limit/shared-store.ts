@@ -15,7 +15,7 @@
  */
 import type { FastifyRateLimitStore } from '@fastify/rate-limit'
 import { LRUCache } from 'lru-cache'
-import type { RedisLink, RedisScript } from '../../lib/index.js'
+import type { RedisLink, RedisScript } from 'pocketnet-client'
 import { FixedWindowStore, MAX_TRACKED_CLIENTS, type WindowCount, type WindowStore } from './store.js'
 
 /** KEYS[1]: the client's window. ARGV: max, requests wanted, window ms. → {count after, granted, ms left}. */

@@ -4,7 +4,7 @@
  * RPC client use it; it is closed with the app. Losing Redis is logged once, and again when it is back.
  */
 import fp from 'fastify-plugin'
-import { RedisLink } from '../../lib/index.js'
+import { RedisLink } from 'pocketnet-client'
 import type { Metrics } from '../metrics/metrics.js'
 
 declare module 'fastify' {

@@ -3,7 +3,7 @@
  * ones 400 answers show (see http/error-handler.ts), so the docs and errors agree.
  */
 import { Type } from 'typebox'
-import { DEFAULT_PAGE_SIZE, POCKETNET_ADDRESS_RULE } from '../../lib/index.js'
+import { DEFAULT_PAGE_SIZE, POCKETNET_ADDRESS_RULE } from 'pocketnet-client'
 
 export const MAX_KEYWORD_LENGTH = 200
 export const MAX_PAGE_SIZE = 100

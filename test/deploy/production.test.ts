@@ -39,7 +39,9 @@ function execForm (args: string): string[] {
 }
 
 /** What the runtime stage copies into the image, as paths of the repository. */
-const RUNTIME_FILES = ['package.json', 'package-lock.json', 'public']
+const RUNTIME_FILES = ['package.json', 'package-lock.json', 'lib/package.json', 'public']
+/** What it copies from the build stage. */
+const BUILT = ['dist', 'lib/dist']
 
 describe('the production path', () => {
   it('builds once, installs production dependencies only, and serves with npm start until SIGTERM', async (t) => {
@@ -57,7 +59,7 @@ describe('the production path', () => {
     const runtime = join(work, 'runtime')
     mkdirSync(runtime)
     for (const entry of RUNTIME_FILES) cpSync(join(ROOT, entry), join(runtime, entry), { recursive: true })
-    cpSync(join(build, 'dist'), join(runtime, 'dist'), { recursive: true })
+    for (const entry of BUILT) cpSync(join(build, entry), join(runtime, entry), { recursive: true })
     await run('npm', ['ci', '--omit=dev', '--ignore-scripts', '--no-audit', '--no-fund', '--prefer-offline'], { cwd: runtime })
     for (const devOnly of Object.keys(packageJson.devDependencies)) assert.equal(existsSync(join(runtime, 'node_modules', devOnly)), false, `${devOnly} is not installed`)
     assert.equal(existsSync(join(runtime, 'src')), false)
@@ -115,7 +117,7 @@ describe('the production path', () => {
     assert.ok(args(runtime, 'RUN').some(run => run.startsWith('npm ci --omit=dev')), 'production dependencies only')
     const copied = args(runtime, 'COPY').map(copy => copy.split(/\s+/))
     assert.deepEqual(copied.filter(parts => !parts[0]?.startsWith('--from')).flatMap(parts => parts.slice(0, -1)).sort(), [...RUNTIME_FILES].sort())
-    assert.deepEqual(copied.filter(parts => parts[0] === '--from=build').map(parts => parts[1]), ['/app/dist'])
+    assert.deepEqual(copied.filter(parts => parts[0] === '--from=build').map(parts => parts[1]), BUILT.map(entry => `/app/${entry}`))
     const user = args(runtime, 'USER')
     assert.equal(user.length, 1)
     assert.doesNotMatch(user[0] as string, /^(root|0)(:|$)/)

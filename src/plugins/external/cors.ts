@@ -8,7 +8,7 @@
  */
 import cors from '@fastify/cors'
 import fp from 'fastify-plugin'
-import { parseNodeList } from '../../../lib/index.js'
+import { parseNodeList } from 'pocketnet-client'
 import type { HookLedger } from '../../fast-path/hook-ledger.js'
 
 export default fp<{ ledger: HookLedger }>(async (app, { ledger }) => {

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { DEFAULT_CACHE_TTL_MS, DEFAULT_PAGE_SIZE, type GetcontentResult, type PocketNetProxyApi } from '../../../lib/index.js'
+import { DEFAULT_CACHE_TTL_MS, DEFAULT_PAGE_SIZE, type GetcontentResult, type PocketNetProxyApi } from 'pocketnet-client'
 import { sendSuccess } from '../../http/envelope.js'
 import { HttpError } from '../../http/errors.js'
 import { CommentsSchema, ContentSchema } from '../../schemas/content.js'

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { DEFAULT_PAGE_SIZE } from '../../../lib/index.js'
+import { DEFAULT_PAGE_SIZE } from 'pocketnet-client'
 import { sendSuccess } from '../../http/envelope.js'
 import { ParameterError } from '../../http/errors.js'
 import { SearchSchema } from '../../schemas/search.js'

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { DEFAULT_CACHE_TTL_MS } from '../../../lib/index.js'
+import { DEFAULT_CACHE_TTL_MS } from 'pocketnet-client'
 import { sendSuccess } from '../../http/envelope.js'
 import { TagsSchema } from '../../schemas/tags.js'
 
