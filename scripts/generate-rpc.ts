@@ -28,12 +28,13 @@ interface ReferenceMethod { category: string, params: ReferenceParam[], result: 
 const HAND_WRITTEN = new Set(['getnodeinfo', 'getuserprofile', 'search'])
 
 /**
- * Positions the typed methods never send, and why: the node's table cannot say it.
- * `getcontent`'s `last` is read as a number, and any value but 1 makes a 0.22 node answer [].
+ * Positions that take one value only, and why: the node's table cannot say it. `getcontent`'s
+ * `last` is read as a number, and any value but 1 makes a 0.22 node answer []; 1 is also what
+ * the node uses when it is left out.
  */
-const NEVER_SENT: Record<string, Record<string, string>> = {
-  getcontent: { last: 'any value but 1 makes a 0.22 node answer []; left out, the node uses 1' },
-  getrawtransactionwithmessagebyid: { last: 'any value but 1 makes a 0.22 node answer []; left out, the node uses 1' },
+const ONLY_VALUE: Record<string, Record<string, { value: number, why: string }>> = {
+  getcontent: { last: { value: 1, why: 'any other value makes a 0.22 node answer []' } },
+  getrawtransactionwithmessagebyid: { last: { value: 1, why: 'any other value makes a 0.22 node answer []' } },
 }
 
 /** Heights and ids the node reads as 64-bit integers (all other integers are 32-bit). */
@@ -215,19 +216,21 @@ function tableParams (name: string, reference: ReferenceMethod): TableParam[] {
   return reference.params.map(param => {
     // A required position is always given: it needs no fill.
     const fill = param.required ? undefined : fillOf(param)
+    const only = ONLY_VALUE[name]?.[param.name]
     return {
       name: param.name,
       type: param.type,
       required: param.required,
       wire: wireOf(name, param),
       ...(fill === undefined ? {} : { fill: fill.value }),
+      ...(only === undefined ? {} : { only: only.value, why: only.why }),
     }
   })
 }
 
-/** The params a caller may give: not the unread `_…` positions, nor those never sent. */
+/** The params a caller may give: not the unread `_…` positions. */
 function callerParams (name: string, reference: ReferenceMethod): ReferenceParam[] {
-  return reference.params.filter(param => !param.name.startsWith('_') && NEVER_SENT[name]?.[param.name] === undefined)
+  return reference.params.filter(param => !param.name.startsWith('_'))
 }
 
 export function generate (): Record<string, string> {
@@ -244,14 +247,12 @@ export function generate (): Record<string, string> {
     'export const RPC_TABLE = {',
     ...names.map(name => {
       const method = reference.methods[name] as ReferenceMethod
-      const never = NEVER_SENT[name]
       return `  ${JSON.stringify(name)}: ${JSON.stringify({
         category: method.category,
         status: method.status,
         cacheBlocks: method.cache_blocks,
         result: shapeOf(method.result),
         params: tableParams(name, method),
-        ...(never === undefined ? {} : { neverSent: Object.keys(never) }),
         ...(method.status === 'broken' || method.status === 'stub' ? { why: comment(method.result.startsWith('always') ? method.result : method.note).slice(0, 200) } : {}),
       })},`
     }),
@@ -270,8 +271,9 @@ export function generate (): Record<string, string> {
       const method = reference.methods[name] as ReferenceMethod
       const params = callerParams(name, method)
       const fields = params.map(param => {
-        const doc = [`${param.type}${param.required ? '' : `, default ${String(param.default)}`}.`, WIRE_NOTES[wireOf(name, param)] ?? '', callerNote(param.note)]
-        return `  /** ${comment(doc.filter(Boolean).join(' '))} */\n  ${param.name}${param.required ? '' : '?'}: ${TS_TYPES[param.type] ?? 'unknown'}`
+        const only = ONLY_VALUE[name]?.[param.name]
+        const doc = [`${param.type}${param.required ? '' : `, default ${String(param.default)}`}.`, only === undefined ? '' : `Only ${only.value}: ${only.why}.`, WIRE_NOTES[wireOf(name, param)] ?? '', callerNote(param.note)]
+        return `  /** ${comment(doc.filter(Boolean).join(' '))} */\n  ${param.name}${param.required ? '' : '?'}: ${only === undefined ? TS_TYPES[param.type] ?? 'unknown' : String(only.value)}`
       })
       return [
         `/** Params of \`${name}\`, by the node's names; the positions come from the table. */`,

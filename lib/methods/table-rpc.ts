@@ -327,6 +327,8 @@ export interface GetcontentParams {
   hashes: string | string[]
   /** string, default "". viewer address; adds myVal (viewer's score) to each item. Not validated; non-strings ignored. */
   address?: string
+  /** integer, default 1. Only 1: any other value makes a 0.22 node answer []. read ONLY as a JSON number: 1 (or absent/non-number, incl. true/false) = return the latest version. Any other number switches to the by-exact-hash path, which in 0.22.x always returns [] (result is assembled from an empty id list). Always omit it or send 1. */
+  last?: 1
 }
 /** array of content object {hash (current version tx), txid (ROOT tx = stable content id; comments/scores reference it), id (uid), edit?, repost?, address (author), time, l (lang), type ('share'|'video'|'article'|'stream'|'audio'|'contentDelete'), deleted?, c (caption), m (message), u (url), t (tags[]), i (images[]), s (settings{}), scoreCnt, scoreSum, reposted, comments, myVal (only when an address was given), versions [{h, hs}], flags {}, lastComment (comment object or null), userprofile (short profile)}. Order is NOT request order (map by txid/hash). A hash that exists but is not post/video/article/stream/audio/delete (e.g. a comment) yields a null element; unknown or mempool-only hashes are absent. */
 export type GetcontentResult = Array<{ hash: unknown; txid: unknown; id: unknown; edit?: unknown; repost?: unknown; address: unknown; time: unknown; l: unknown; type: unknown; deleted?: unknown; c: unknown; m: unknown; u: unknown; t: unknown; i: unknown; s: unknown; scoreCnt: unknown; scoreSum: unknown; reposted: unknown; comments: unknown; myVal: unknown; versions: unknown[]; flags: Record<string, unknown>; lastComment: unknown; userprofile: unknown } | null>
@@ -713,6 +715,8 @@ export interface GetrawtransactionwithmessagebyidParams {
   hashes: string | string[]
   /** string, default "". viewer address; adds myVal (viewer's score) to each item. Not validated; non-strings ignored. */
   address?: string
+  /** integer, default 1. Only 1: any other value makes a 0.22 node answer []. read ONLY as a JSON number: 1 (or absent/non-number, incl. true/false) = return the latest version. Any other number switches to the by-exact-hash path, which in 0.22.x always returns [] (result is assembled from an empty id list). Always omit it or send 1. */
+  last?: 1
 }
 /** array of content object {hash (current version tx), txid (ROOT tx = stable content id; comments/scores reference it), id (uid), edit?, repost?, address (author), time, l (lang), type ('share'|'video'|'article'|'stream'|'audio'|'contentDelete'), deleted?, c (caption), m (message), u (url), t (tags[]), i (images[]), s (settings{}), scoreCnt, scoreSum, reposted, comments, myVal (only when an address was given), versions [{h, hs}], flags {}, lastComment (comment object or null), userprofile (short profile)}. Order is NOT request order (map by txid/hash). A hash that exists but is not post/video/article/stream/audio/delete (e.g. a comment) yields a null element; unknown or mempool-only hashes are absent. */
 export type GetrawtransactionwithmessagebyidResult = Array<{ hash: unknown; txid: unknown; id: unknown; edit?: unknown; repost?: unknown; address: unknown; time: unknown; l: unknown; type: unknown; deleted?: unknown; c: unknown; m: unknown; u: unknown; t: unknown; i: unknown; s: unknown; scoreCnt: unknown; scoreSum: unknown; reposted: unknown; comments: unknown; myVal: unknown; versions: unknown[]; flags: Record<string, unknown>; lastComment: unknown; userprofile: unknown } | null>

@@ -24,6 +24,9 @@ export interface TableParam {
   readonly wire: TableWire
   /** Sent when this position is empty and a later one is filled; absent: it must then be given (the node reads it without a type check). */
   readonly fill?: unknown
+  /** The one value the position takes, and why (generate-rpc.ts). */
+  readonly only?: unknown
+  readonly why?: string
 }
 
 export type TableShape = 'array' | 'object' | 'string' | 'none'
@@ -35,8 +38,6 @@ export interface TableMethod {
   readonly cacheBlocks: number | null
   readonly result: TableShape
   readonly params: readonly TableParam[]
-  /** Positions the typed method never sends (generate-rpc.ts says why). */
-  readonly neverSent?: readonly string[]
   /** Why a broken or stub method is not callable. */
   readonly why?: string
 }
@@ -100,7 +101,7 @@ export function tableParams (name: string, method: TableMethod, params: unknown)
     throw new RpcInvalidParamsError(name, 'params must be an object of named params')
   }
   const given = (params ?? {}) as Record<string, unknown>
-  const known = method.params.filter(param => !param.name.startsWith('_') && !method.neverSent?.includes(param.name))
+  const known = method.params.filter(param => !param.name.startsWith('_'))
   const unknown = Object.keys(given).find(key => given[key] !== undefined && !known.some(param => param.name === key))
   if (unknown !== undefined) {
     throw new RpcInvalidParamsError(name, `${name} has no param ${JSON.stringify(unknown)}; it takes ${known.map(param => param.name).join(', ') || 'none'}`)
@@ -112,7 +113,10 @@ export function tableParams (name: string, method: TableMethod, params: unknown)
       if (param.required && known.includes(param)) throw new RpcInvalidParamsError(name, `${param.name} is required: ${RULES[param.type] ?? param.type}`)
       return
     }
-    if (!fits(param, value)) throw new RpcInvalidParamsError(name, `${param.name} must be ${RULES[param.type] ?? param.type} (got ${JSON.stringify(value)?.slice(0, 80)})`)
+    if ('only' in param ? value !== param.only : !fits(param, value)) {
+      const rule = 'only' in param ? `${String(param.only)}: ${param.why ?? ''}` : RULES[param.type] ?? param.type
+      throw new RpcInvalidParamsError(name, `${param.name} must be ${rule} (got ${JSON.stringify(value)?.slice(0, 80)})`)
+    }
     last = index
   })
   const wire: unknown[] = []

@@ -87,17 +87,17 @@ describe('every typed method, against the emulator', () => {
       const params: Record<string, unknown> = {}
       const wire: unknown[] = []
       for (const param of method.params) {
-        if (param.name.startsWith('_') || method.neverSent?.includes(param.name)) {
+        if (param.name.startsWith('_')) {
           wire.push(param.fill)
           continue
         }
-        const sample = SAMPLES[param.type]
+        const sample = 'only' in param ? { value: param.only } : SAMPLES[param.type]
         assert.ok(sample, `a sample for ${param.type}`)
         params[param.name] = sample.value
         wire.push(expectedWire(param, sample.value))
       }
       // Positions at the end that are never given are not sent.
-      const given = (param: TableParam | undefined): boolean => param !== undefined && !param.name.startsWith('_') && !method.neverSent?.includes(param.name)
+      const given = (param: TableParam | undefined): boolean => param !== undefined && !param.name.startsWith('_')
       while (wire.length > 0 && !given(method.params[wire.length - 1])) wire.pop()
       await (rpc[name] as AnyMethod)(params).catch(() => {})
       assert.deepEqual(node.callsTo(name).at(-1)?.params, wire, name)
@@ -127,7 +127,7 @@ describe('every typed method, against the emulator', () => {
     assert.deepEqual(node.callsTo('gettags').at(-1)?.params, [])
   })
 
-  it('never sends getcontent\'s last, whose every value but 1 makes a 0.22 node answer []', async (t) => {
+  it('sends getcontent\'s last as the number 1 or not at all: every other value makes a 0.22 node answer []', async (t) => {
     const node = await startEmulator(t)
     const api = await client(t, node.url)
     const [post] = node.dataset.posts
@@ -135,7 +135,12 @@ describe('every typed method, against the emulator', () => {
     const answer = await api.rpc.getcontent({ hashes: [post.hash] })
     assert.equal(answer[0]?.hash, post.hash)
     assert.deepEqual(node.callsTo('getcontent').at(-1)?.params, [[post.hash]])
-    await assert.rejects((api.rpc.getcontent as AnyMethod)({ hashes: [post.hash], last: 0 }), { code: 'RPC_ERR_INVALID_PARAMS', message: /getcontent has no param "last"/ })
+    const latest = await api.rpc.getcontent({ hashes: [post.hash], last: 1 })
+    assert.equal(latest[0]?.hash, post.hash)
+    assert.deepEqual(node.callsTo('getcontent').at(-1)?.params, [[post.hash], '', 1])
+    for (const last of [true, 0, '1']) {
+      await assert.rejects((api.rpc.getcontent as AnyMethod)({ hashes: [post.hash], last }), { code: 'RPC_ERR_INVALID_PARAMS', message: /last must be 1: any other value makes a 0.22 node answer \[\]/ })
+    }
   })
 
   it('refuses params of the wrong type, unknown or missing ones, before the wire', async (t) => {

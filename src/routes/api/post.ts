@@ -12,8 +12,8 @@ const postRoute: FastifyPluginAsyncTypebox = async (app) => {
     const { hash } = request.params
     const api = await app.pocketnet.get()
     // getcontent takes a list of hashes and answers the posts it found, in no set order (null
-    // for a hash that is not a post). The typed method never sends its third position: any
-    // value but 1 there makes a 0.22 node answer [].
+    // for a hash that is not a post). Its third position is left out: any value but 1 there
+    // makes a 0.22 node answer [] (the typed method takes 1 only).
     const posts = await api.rpc.getcontent({ hashes: [hash] })
     const post = posts.find(item => item?.hash === hash || item?.txid === hash)
     if (post == null) throw new HttpError(404, 'Post not found', `No post has the hash ${hash}`)
