@@ -1,7 +1,7 @@
 /** Contents: search and getcontent, and the content items both answer. */
 import { wordsOf, type Dataset, type PostRecord } from '../data/generate.js'
 import { shortProfile } from './accounts.js'
-import { INT32_MAX, INT32_MIN, RpcError, isAddress, type ChainState } from './common.js'
+import { type ChainState, INT32_MAX, INT32_MIN, isAddress, RpcError, versionAtLeast } from './common.js'
 
 /** Nodes before 0.22.1 read paging numbers as strings and ignore JSON numbers; later ones do the opposite. */
 function readsPagingAsStrings (version: string): boolean {
@@ -140,6 +140,8 @@ export function search (dataset: Dataset, chain: ChainState, params: unknown[]):
       return { [type === 'posts' ? 'posts' : 'videos']: { data: page(found).map(post => contentItem(dataset, post)) } }
     }
     case 'tags': {
+      // 0.22 nodes run MATCH on a plain table, which SQLite refuses.
+      if (versionAtLeast(chain.version, 0, 22, 0)) throw new RpcError(500, 'SQLiteDatabase: unable to use function MATCH in the requested context')
       const prefix = keyword.toLowerCase()
       const tags = new Set<string>()
       for (const post of dataset.posts) for (const tag of post.tags) if (prefix !== '' && tag.startsWith(prefix)) tags.add(tag)

@@ -13,7 +13,8 @@ import { RpcInvalidParamsError, RpcTransportError } from '../errors.js'
 import { INT32_MAX, type MethodSpec, type WireValues } from './method-spec.js'
 
 /** `content` is ours (normalized posts and videos); the others are the node's own types, passed through. */
-export type SearchType = 'content' | 'posts' | 'videolink' | 'tags' | 'users'
+/** `tags` is left out: 0.22 nodes fail on it (use `gettags`). */
+export type SearchType = 'content' | 'posts' | 'videolink' | 'users'
 
 export interface SearchParams<T extends SearchType = SearchType> {
   /** What the person typed; the client URL-encodes it, as the node URL-decodes it. */
@@ -68,7 +69,7 @@ export type SearchResult<T extends SearchType> = T extends 'content' ? ContentPa
 
 export const DEFAULT_PAGE_SIZE = 20
 const MAX_KEYWORD_LENGTH = 1000
-const NODE_TYPES: Record<SearchType, string> = { content: 'posts', posts: 'posts', videolink: 'videolink', tags: 'tags', users: 'users' }
+const NODE_TYPES: Record<SearchType, string> = { content: 'posts', posts: 'posts', videolink: 'videolink', users: 'users' }
 
 function invalid (message: string): RpcInvalidParamsError {
   return new RpcInvalidParamsError('search', message)
@@ -96,6 +97,7 @@ export const search: MethodSpec<SearchParams, ContentPage | RawSearchResult> = {
     if (typeof keyword !== 'string' || keyword.length > MAX_KEYWORD_LENGTH) {
       throw invalid(`keyword must be a string of at most ${MAX_KEYWORD_LENGTH} characters`)
     }
+    if ((type as string) === 'tags') throw invalid('type tags is broken on 0.22 nodes (their query for it fails): use gettags')
     const nodeType = NODE_TYPES[type]
     if (typeof type !== 'string' || nodeType === undefined) {
       throw invalid(`type must be one of ${Object.keys(NODE_TYPES).join(', ')} (got ${JSON.stringify(type)})`)
