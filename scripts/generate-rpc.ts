@@ -263,6 +263,8 @@ export function generate (): Record<string, string> {
   ].join('\n')
 
   const typed = names.filter(name => isTyped(name, reference.methods[name] as ReferenceMethod))
+  // Methods with the very same params (the feeds) share one interface: the first one's.
+  const paramsTypes = new Map<string, string>()
   const rpc = [
     header,
     "import type { CallOptions } from '../client.js'",
@@ -275,9 +277,14 @@ export function generate (): Record<string, string> {
         const doc = [`${param.type}${param.required ? '' : `, default ${String(param.default)}`}.`, only === undefined ? '' : `Only ${only.value}: ${only.why}.`, WIRE_NOTES[wireOf(name, param)] ?? '', callerNote(param.note)]
         return `  /** ${comment(doc.filter(Boolean).join(' '))} */\n  ${param.name}${param.required ? '' : '?'}: ${only === undefined ? TS_TYPES[param.type] ?? 'unknown' : String(only.value)}`
       })
+      const body = fields.join('\n')
+      const same = paramsTypes.get(body)
+      if (same === undefined) paramsTypes.set(body, `${pascal(name)}Params`)
       return [
         `/** Params of \`${name}\`, by the node's names; the positions come from the table. */`,
-        params.length === 0 ? `export type ${pascal(name)}Params = Record<string, never>` : `export interface ${pascal(name)}Params {\n${fields.join('\n')}\n}`,
+        params.length === 0
+          ? `export type ${pascal(name)}Params = Record<string, never>`
+          : same === undefined ? `export interface ${pascal(name)}Params {\n${body}\n}` : `export type ${pascal(name)}Params = ${same}`,
         `/** ${comment(method.result)} */`,
         `export type ${pascal(name)}Result = ${resultType(name, method)}`,
         '',

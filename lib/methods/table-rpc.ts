@@ -41,26 +41,7 @@ export interface GeneratepocketnettransactionParams {
 export type GeneratepocketnettransactionResult = string
 
 /** Params of `generatetransaction`, by the node's names; the positions come from the table. */
-export interface GeneratetransactionParams {
-  /** string. valid address (-5) */
-  address: string
-  /** string[]. WIF private keys - sending keys to a remote node is unsafe */
-  privkeys: string[]
-  /** integer. */
-  outcount: number
-  /** string. OP_RETURN type hex */
-  type: string
-  /** object. RPCTypeCheck object */
-  payload: Record<string, unknown>
-  /** integer, default 1. */
-  fee?: number
-  /** string, default null. used only for score txs */
-  contentaddress?: string
-  /** integer, default 0. */
-  confirmations?: number
-  /** integer, default null. */
-  locktime?: number
-}
+export type GeneratetransactionParams = GeneratepocketnettransactionParams
 /** tx hash string */
 export type GeneratetransactionResult = string
 
@@ -228,10 +209,7 @@ export interface GetbarteronfeedParams {
 export type GetbarteronfeedResult = Array<{ hash: unknown; type: unknown; height?: unknown; blockHash?: unknown; time: unknown; s1: unknown; s2: unknown; s3?: unknown; s4?: unknown; s5?: unknown; i1?: unknown; p?: Record<string, unknown> }>
 
 /** Params of `getbarteronoffersbyaddress`, by the node's names; the positions come from the table. */
-export interface GetbarteronoffersbyaddressParams {
-  /** string. RPCTypeCheck string. */
-  address: string
-}
+export type GetbarteronoffersbyaddressParams = GetbansParams
 /** array of raw pocket tx object {hash, type (int), height?, blockHash?, time, s1 (author address), s2 (root tx hash), s3?, s4?, s5?, i1?, p? {s1..s7, i1} (payload, absent for payload-less txs such as scores)} (no vin/vout here) */
 export type GetbarteronoffersbyaddressResult = Array<{ hash: unknown; type: unknown; height?: unknown; blockHash?: unknown; time: unknown; s1: unknown; s2: unknown; s3?: unknown; s4?: unknown; s5?: unknown; i1?: unknown; p?: Record<string, unknown> }>
 
@@ -404,80 +382,17 @@ export interface GethierarchicalfeedParams {
 export type GethierarchicalfeedResult = { height: unknown; contents: unknown[] }
 
 /** Params of `gethierarchicalstrip`, by the node's names; the positions come from the table. */
-export interface GethierarchicalstripParams {
-  /** integer, default current chain height. used only if a JSON integer > 0; otherwise tip. Echoed back as result.height; send it back unchanged when paging. */
-  topHeight?: number
-  /** string, default . paging cursor: hash of the last item of the previous page (string only; other types ignored). */
-  topContentHash?: string
-  /** integer, default 10. JSON integer only; capped at 20 (min(x,20)); a negative value passes through and means NO limit - never send one. */
-  countOut?: number
-  /** string, default "" (all languages). string only, e.g. 'en', 'ru'. */
-  lang?: string
-  /** string | string[], default []. The client sends each text URL-encoded; the node decodes them. array elements MUST be strings (else -32603); trimmed, URL-decoded, lower-cased; at most 10 kept. */
-  tags?: string | string[]
-  /** integer | string | (integer|string)[], default [200,201,202,209,210,211]. integer tx type, a type-name string ('share','video','article','stream','audio','collection','app','brtoffer', ...), or an array of these; unknown names are dropped; empty -> default [200,201,202,209,210,211] */
-  contentTypes?: number | string | Array<number | string>
-  /** string | string[], default []. array elements must be strings; at most ~100 kept. */
-  txIdsExcluded?: string | string[]
-  /** string | string[], default []. array elements must be strings; at most ~100 kept. */
-  adrsExcluded?: string | string[]
-  /** string | string[], default []. same parsing as tags. */
-  tagsExcluded?: string | string[]
-  /** string, default "". viewer address (adds myVal). If position 9 is present it MUST be a JSON string (null -> -3 error); a non-empty value must be a valid address (-5). */
-  address?: string
-}
+export type GethierarchicalstripParams = GethierarchicalfeedParams
 /** object {height, contents: [content object {hash (current version tx), txid (ROOT tx = stable content id; comments/scores reference it), id (uid), edit?, repost?, address (author), time, l (lang), type ('share'|'video'|'article'|'stream'|'audio'|'contentDelete'), deleted?, c (caption), m (message), u (url), t (tags[]), i (images[]), s (settings{}), scoreCnt, scoreSum, reposted, comments, myVal (only when an address was given), versions [{h, hs}], flags {}, lastComment (comment object or null), userprofile (short profile)}]} */
 export type GethierarchicalstripResult = { height: unknown; contents: unknown[] }
 
 /** Params of `gethistoricalfeed`, by the node's names; the positions come from the table. */
-export interface GethistoricalfeedParams {
-  /** integer, default current chain height. used only if a JSON integer > 0; otherwise tip. Echoed back as result.height; send it back unchanged when paging. */
-  topHeight?: number
-  /** string, default . paging cursor: hash of the last item of the previous page (string only; other types ignored). */
-  topContentHash?: string
-  /** integer, default 10. JSON integer only; capped at 20 (min(x,20)); a negative value passes through and means NO limit - never send one. */
-  countOut?: number
-  /** string, default "" (all languages). string only, e.g. 'en', 'ru'. */
-  lang?: string
-  /** string | string[], default []. The client sends each text URL-encoded; the node decodes them. array elements MUST be strings (else -32603); trimmed, URL-decoded, lower-cased; at most 10 kept. */
-  tags?: string | string[]
-  /** integer | string | (integer|string)[], default [200,201,202,209,210,211]. integer tx type, a type-name string ('share','video','article','stream','audio','collection','app','brtoffer', ...), or an array of these; unknown names are dropped; empty -> default [200,201,202,209,210,211] */
-  contentTypes?: number | string | Array<number | string>
-  /** string | string[], default []. array elements must be strings; at most ~100 kept. */
-  txIdsExcluded?: string | string[]
-  /** string | string[], default []. array elements must be strings; at most ~100 kept. */
-  adrsExcluded?: string | string[]
-  /** string | string[], default []. same parsing as tags. */
-  tagsExcluded?: string | string[]
-  /** string, default "". viewer address (adds myVal). If position 9 is present it MUST be a JSON string (null -> -3 error); a non-empty value must be a valid address (-5). */
-  address?: string
-}
+export type GethistoricalfeedParams = GethierarchicalfeedParams
 /** object {height (topHeight used), contents: [content object {hash (current version tx), txid (ROOT tx = stable content id; comments/scores reference it), id (uid), edit?, repost?, address (author), time, l (lang), type ('share'|'video'|'article'|'stream'|'audio'|'contentDelete'), deleted?, c (caption), m (message), u (url), t (tags[]), i (images[]), s (settings{}), scoreCnt, scoreSum, reposted, comments, myVal (only when an address was given), versions [{h, hs}], flags {}, lastComment (comment object or null), userprofile (short profile)}]} */
 export type GethistoricalfeedResult = { height: unknown; contents: unknown[] }
 
 /** Params of `gethistoricalstrip`, by the node's names; the positions come from the table. */
-export interface GethistoricalstripParams {
-  /** integer, default current chain height. used only if a JSON integer > 0; otherwise tip. Echoed back as result.height; send it back unchanged when paging. */
-  topHeight?: number
-  /** string, default . paging cursor: hash of the last item of the previous page (string only; other types ignored). */
-  topContentHash?: string
-  /** integer, default 10. JSON integer only; capped at 20 (min(x,20)); a negative value passes through and means NO limit - never send one. */
-  countOut?: number
-  /** string, default "" (all languages). string only, e.g. 'en', 'ru'. */
-  lang?: string
-  /** string | string[], default []. The client sends each text URL-encoded; the node decodes them. array elements MUST be strings (else -32603); trimmed, URL-decoded, lower-cased; at most 10 kept. */
-  tags?: string | string[]
-  /** integer | string | (integer|string)[], default [200,201,202,209,210,211]. integer tx type, a type-name string ('share','video','article','stream','audio','collection','app','brtoffer', ...), or an array of these; unknown names are dropped; empty -> default [200,201,202,209,210,211] */
-  contentTypes?: number | string | Array<number | string>
-  /** string | string[], default []. array elements must be strings; at most ~100 kept. */
-  txIdsExcluded?: string | string[]
-  /** string | string[], default []. array elements must be strings; at most ~100 kept. */
-  adrsExcluded?: string | string[]
-  /** string | string[], default []. same parsing as tags. */
-  tagsExcluded?: string | string[]
-  /** string, default "". viewer address (adds myVal). If position 9 is present it MUST be a JSON string (null -> -3 error); a non-empty value must be a valid address (-5). */
-  address?: string
-}
+export type GethistoricalstripParams = GethierarchicalfeedParams
 /** object {height (topHeight used), contents: [content object {hash (current version tx), txid (ROOT tx = stable content id; comments/scores reference it), id (uid), edit?, repost?, address (author), time, l (lang), type ('share'|'video'|'article'|'stream'|'audio'|'contentDelete'), deleted?, c (caption), m (message), u (url), t (tags[]), i (images[]), s (settings{}), scoreCnt, scoreSum, reposted, comments, myVal (only when an address was given), versions [{h, hs}], flags {}, lastComment (comment object or null), userprofile (short profile)}]} */
 export type GethistoricalstripResult = { height: unknown; contents: unknown[] }
 
@@ -710,14 +625,7 @@ export interface GetrawtransactionParams {
 export type GetrawtransactionResult = { txid: unknown; type: unknown; height?: unknown; blockHash?: unknown; nTime: unknown; vin: unknown[]; vout: unknown[] }
 
 /** Params of `getrawtransactionwithmessagebyid`, by the node's names; the positions come from the table. */
-export interface GetrawtransactionwithmessagebyidParams {
-  /** string | string[]. content tx hashes (any version hash or the root txid); a single string is accepted; array elements must be strings (else -32603); empty strings skipped; about 100 kept. */
-  hashes: string | string[]
-  /** string, default "". viewer address; adds myVal (viewer's score) to each item. Not validated; non-strings ignored. */
-  address?: string
-  /** integer, default 1. Only 1: any other value makes a 0.22 node answer []. read ONLY as a JSON number: 1 (or absent/non-number, incl. true/false) = return the latest version. Any other number switches to the by-exact-hash path, which in 0.22.x always returns [] (result is assembled from an empty id list). Always omit it or send 1. */
-  last?: 1
-}
+export type GetrawtransactionwithmessagebyidParams = GetcontentParams
 /** array of content object {hash (current version tx), txid (ROOT tx = stable content id; comments/scores reference it), id (uid), edit?, repost?, address (author), time, l (lang), type ('share'|'video'|'article'|'stream'|'audio'|'contentDelete'), deleted?, c (caption), m (message), u (url), t (tags[]), i (images[]), s (settings{}), scoreCnt, scoreSum, reposted, comments, myVal (only when an address was given), versions [{h, hs}], flags {}, lastComment (comment object or null), userprofile (short profile)}. Order is NOT request order (map by txid/hash). A hash that exists but is not post/video/article/stream/audio/delete (e.g. a comment) yields a null element; unknown or mempool-only hashes are absent. */
 export type GetrawtransactionwithmessagebyidResult = Array<{ hash: unknown; txid: unknown; id: unknown; edit?: unknown; repost?: unknown; address: unknown; time: unknown; l: unknown; type: unknown; deleted?: unknown; c: unknown; m: unknown; u: unknown; t: unknown; i: unknown; s: unknown; scoreCnt: unknown; scoreSum: unknown; reposted: unknown; comments: unknown; myVal: unknown; versions: unknown[]; flags: Record<string, unknown>; lastComment: unknown; userprofile: unknown } | null>
 
@@ -935,12 +843,7 @@ export interface GetuserblockersParams {
 export type GetuserblockersResult = unknown[]
 
 /** Params of `getuserblockings`, by the node's names; the positions come from the table. */
-export interface GetuserblockingsParams {
-  /** string. RPCTypeCheck string; not validated. */
-  address: string
-  /** boolean | integer, default false. true or 1 -> addresses; otherwise numeric account ids. */
-  useaddresses?: boolean
-}
+export type GetuserblockingsParams = GetuserblockersParams
 /** array of account ids (integers) or of address strings - accounts this address blocked */
 export type GetuserblockingsResult = unknown[]
 
@@ -985,18 +888,7 @@ export interface GetusersubscribersParams {
 export type GetusersubscribersResult = Array<{ address: unknown; private: unknown; reputation: unknown; height: unknown }>
 
 /** Params of `getusersubscribes`, by the node's names; the positions come from the table. */
-export interface GetusersubscribesParams {
-  /** string. RPCTypeCheck string; missing -> -32603; not validated (unknown -> []). */
-  address: string
-  /** string, default "height". lower-cased; 'height' or 'reputation'; any other value = no ORDER BY. */
-  orderby?: string
-  /** boolean, default true. JSON bool only. */
-  orderdesc?: boolean
-  /** integer, default 0. BUG: the code stores min(0, x), so any number becomes <= 0: offset is effectively always 0. */
-  offset?: number
-  /** integer, default 10. BUG: stored as min(0, x) -> any number gives <= 0 = NO LIMIT (returns the whole list). Omit (or send a non-number) to get the first 10; send any number to get all. */
-  limit?: number
-}
+export type GetusersubscribesParams = GetusersubscribersParams
 /** array of {adddress (sic, three d's), private (0|1), reputation, height} - accounts this address follows */
 export type GetusersubscribesResult = Array<{ adddress: unknown; private: unknown; reputation: unknown; height: unknown }>
 

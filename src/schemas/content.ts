@@ -1,6 +1,6 @@
 import { Type } from 'typebox'
 import { CONTENT_EXAMPLE, Page, PageSize, PARAMETER_RULES } from './common.js'
-import { ErrorResponses, PassThroughObject, SuccessEnvelope } from './envelope.js'
+import { ErrorResponses, PagedResults, PassThroughObject, SuccessEnvelope } from './envelope.js'
 
 const Hash = Type.String({ pattern: '^[0-9a-f]{64}$', description: `The content's hash (any version of it): ${PARAMETER_RULES.hash}` })
 
@@ -41,11 +41,7 @@ export const CommentsSchema = {
   params: Type.Object({ hash: Hash }),
   querystring: Type.Object({ page: Type.Optional(Page), pageSize: Type.Optional(PageSize) }),
   response: {
-    200: SuccessEnvelope(Type.Object({
-      results: Type.Array(PassThroughObject, { description: "The node's comments, passed through (numbers as strings, `msg` a JSON text)" }),
-      total: Type.Integer({ description: 'Top-level comments in all' }),
-      hasMore: Type.Boolean({ description: 'Whether another page exists' }),
-    }), {
+    200: SuccessEnvelope(PagedResults("The node's comments, passed through (numbers as strings, `msg` a JSON text)", 'Top-level comments in all'), {
       message: 'Comments retrieved successfully',
       data: { results: [COMMENT_EXAMPLE], total: 1, hasMore: false },
     }),

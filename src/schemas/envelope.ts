@@ -9,6 +9,15 @@ export const ErrorEnvelope = Type.Object({
 /** A pass-through object from the node: any fields, serialized as they come. */
 export const PassThroughObject = Type.Object({}, { additionalProperties: true })
 
+/** One page of pass-through items, as the paged routes answer it. */
+export function PagedResults (items: string, total: string) {
+  return Type.Object({
+    results: Type.Array(PassThroughObject, { description: items }),
+    total: Type.Integer({ description: total }),
+    hasMore: Type.Boolean({ description: 'Whether another page exists' }),
+  })
+}
+
 export function SuccessEnvelope<Data extends TSchema> (data: Data, example: { message: string, data: unknown }) {
   return Type.Object({
     message: Type.String({ description: 'Fixed text per route' }),

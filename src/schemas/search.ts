@@ -1,6 +1,6 @@
 import { Type } from 'typebox'
 import { CONTENT_EXAMPLE, Keyword, Page, PageSize } from './common.js'
-import { ErrorResponses, PassThroughObject, SuccessEnvelope } from './envelope.js'
+import { ErrorResponses, PagedResults, SuccessEnvelope } from './envelope.js'
 
 export const SearchSchema = {
   tags: ['pocketnet'],
@@ -8,11 +8,7 @@ export const SearchSchema = {
   description: 'Calls the Pocketnet RPC `search` for posts and videos, newest first, one page at a time.',
   querystring: Type.Object({ keyword: Keyword, page: Type.Optional(Page), pageSize: Type.Optional(PageSize) }),
   response: {
-    200: SuccessEnvelope(Type.Object({
-      results: Type.Array(PassThroughObject, { description: "The node's content items, passed through" }),
-      total: Type.Integer({ description: 'Matches up to the end of this page (the node cannot count all matches)' }),
-      hasMore: Type.Boolean({ description: 'Whether another page exists' }),
-    }), {
+    200: SuccessEnvelope(PagedResults("The node's content items, passed through", 'Matches up to the end of this page (the node cannot count all matches)'), {
       message: 'Search completed successfully',
       data: {
         results: [CONTENT_EXAMPLE],
