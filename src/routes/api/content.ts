@@ -34,7 +34,7 @@ const contentRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const api = await app.pocketnet.get()
     // Comments key on the content's root transaction, whichever version the hash names.
     const { content } = await contentOf(api, request.params.hash)
-    const comments = await api.rpc.getcomments({ postid: String(content.txid) })
+    const comments = await api.rpc.getcomments({ postid: typeof content.txid === 'string' ? content.txid : request.params.hash })
     // The node answers every top-level comment, unpaged and in no set order.
     const newestFirst = [...comments].sort((a, b) => Number(b.time) - Number(a.time) || String(b.id).localeCompare(String(a.id)))
     const start = page * pageSize
