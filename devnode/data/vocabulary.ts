@@ -188,3 +188,22 @@ export const ABOUT: Record<Language, string> = {
   fr: "J'écris sur ce que j'aime.",
   zh: '写我喜欢的东西。',
 }
+
+/** Short comments per language; `{w}` is the first word of the post's caption. */
+export const COMMENT_TEXTS: Record<Language, readonly string[]> = {
+  en: ['Great post, thanks!', 'I totally agree.', 'Not sure about that, to be honest.', 'Where can I read more about {w}?', 'This made my day', 'Saved for later.', '+1'],
+  ru: ['Отличный пост, спасибо!', 'Полностью согласен.', 'Не уверен, честно говоря.', 'Где почитать больше про {w}?', 'Сделал мой день', '+1'],
+  de: ['Toller Beitrag, danke!', 'Stimme völlig zu.', 'Da bin ich mir nicht sicher.', 'Wo kann ich mehr über {w} lesen?', '+1'],
+  es: ['¡Gran publicación, gracias!', 'Totalmente de acuerdo.', 'No estoy seguro, la verdad.', '¿Dónde puedo leer más sobre {w}?', '+1'],
+  fr: ['Super post, merci !', "Tout à fait d'accord.", "Je n'en suis pas sûr, honnêtement.", 'Où lire plus sur {w} ?', '+1'],
+  zh: ['好文章，谢谢！', '完全同意。', '说实话，我不太确定。', '哪里可以了解更多关于{w}的内容？', '+1'],
+}
+/** Replies to a comment, per language. */
+export const ANSWER_TEXTS: Record<Language, readonly string[]> = {
+  en: ['Thanks!', 'Good point.', 'I see it differently.', 'Exactly what I thought.'],
+  ru: ['Спасибо!', 'Хорошая мысль.', 'Я вижу это иначе.', 'Именно так я и думал.'],
+  de: ['Danke!', 'Guter Punkt.', 'Ich sehe das anders.', 'Genau das dachte ich.'],
+  es: ['¡Gracias!', 'Buen punto.', 'Yo lo veo diferente.', 'Justo lo que pensaba.'],
+  fr: ['Merci !', 'Bien vu.', 'Je vois les choses autrement.', "C'est exactement ce que je pensais."],
+  zh: ['谢谢！', '说得好。', '我的看法不同。', '正是我所想的。'],
+}
