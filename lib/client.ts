@@ -140,7 +140,7 @@ export class PocketNetProxyApi {
     return this.#pool.snapshot()
   }
 
-  /** The highest chain height any node reported. */
+  /** The chain height the answering nodes agree on (the highest two of them reach; one node alone is believed). */
   get bestHeight (): number | undefined {
     return this.#pool.bestHeight
   }

@@ -1,6 +1,6 @@
 /**
  * What the pool knows about one node, and the arithmetic of rating it: latency and error-rate
- * averages, a circuit breaker, and chain lag. Pure code with an injected clock, so it is
+ * averages, and a circuit breaker (where its height stands is chain-tip.ts's). Pure code with an injected clock, so it is
  * tested without servers or sleeps.
  */
 
@@ -17,15 +17,12 @@ export interface HealthPolicy {
   /** First wait before an open circuit is probed again; doubles on each failed probe. */
   baseCooldownMs: number
   maxCooldownMs: number
-  /** A node this many blocks behind the best known height is not used while others are fresh. */
-  maxLagBlocks: number
 }
 
 export const DEFAULT_HEALTH_POLICY: HealthPolicy = {
   smoothing: 0.2,
   baseCooldownMs: 1000,
   maxCooldownMs: 30_000,
-  maxLagBlocks: 3,
 }
 
 // A node that has not answered yet is rated as slow as the hedging delay allows (1 s): it
@@ -43,8 +40,10 @@ export class NodeHealth {
   consecutiveFailures = 0
   /** When an open circuit may be probed again (clock milliseconds). */
   retryAt = 0
+  /** Its latest report of its chain height. */
   height: number | undefined
   version: string | undefined
+  /** What the last failure was, in our words (an error code), never the node's own text. */
   lastError: string | undefined
   inFlight = 0
   readonly #policy: HealthPolicy
@@ -74,17 +73,13 @@ export class NodeHealth {
   }
 
   /** A failure opens the circuit at once: a dead node should cost nothing once detected. */
-  recordFailure (message: string, now: number): void {
+  recordFailure (reason: string, now: number): void {
     const { smoothing, baseCooldownMs, maxCooldownMs } = this.#policy
     this.errorRate += smoothing * (1 - this.errorRate)
     this.consecutiveFailures++
-    this.lastError = message
+    this.lastError = reason
     this.circuit = 'open'
     this.retryAt = now + Math.min(maxCooldownMs, baseCooldownMs * 2 ** Math.min(this.consecutiveFailures - 1, 16))
-  }
-
-  isLagging (bestHeight: number | undefined): boolean {
-    return bestHeight !== undefined && this.height !== undefined && bestHeight - this.height > this.#policy.maxLagBlocks
   }
 
   /** Lower is better: expected latency, inflated by recent errors and by work already queued. */

@@ -4,9 +4,11 @@
  *
  * - Health: every node is probed with getnodeinfo at start and every `probeIntervalMs`
  *   (jittered), which records latency, height and version.
- * - Selection: among usable nodes (circuit closed, not lagging the best height by more than
- *   `maxLagBlocks`) that have a free slot, two are drawn at random and the better-rated one is
- *   taken (power of two choices), so that load spreads but slow or failing nodes get less.
+ * - Chain tip: the height the answering nodes agree on (chain-tip.ts), never one node's word, so
+ *   that a node lying about its height takes no traffic by it.
+ * - Selection: among usable nodes (circuit closed, within `maxLagBlocks` of the agreed tip) that
+ *   have a free slot, two are drawn at random and the better-rated one is taken (power of two
+ *   choices), so that load spreads but slow or failing nodes get less.
  * - Capacity: each node takes a bounded number of calls at once (node-slots.ts); when none has
  *   room, the call waits for the node where it would be answered soonest, or is refused at once
  *   with RPC_ERR_OVERLOADED when it could not be answered in time (load shedding). Waiting for
@@ -17,10 +19,12 @@
  * - Failover: transport failures, timeouts and RPC errors that do not blame the request move
  *   the call to another node; an RPC error about the request is returned at once.
  * - Hedging: when an attempt has not answered after the observed p95 latency (100 ms–1 s), the
- *   call, once sent, is also sent to a second node where it fits as a new call would (tried
- *   again a delay later when none has room); the first success wins and the other is aborted.
+ *   call, once sent, is also sent to a second usable node where it fits as a new call would
+ *   (tried again a delay later when none has room); the first success wins and the other is
+ *   aborted. A hedge buys speed, so it never goes to a node out of step with the tip.
  */
 import { Cancel } from './cancel.js'
+import { agreedTip, NO_TIP, standingOf, type ChainStanding, type ChainTip } from './chain-tip.js'
 import { RpcClosedError, RpcNodeError, RpcOverloadedError, RpcTimeoutError, RpcUnavailableError, isRpcClientError, type RpcClientError } from './errors.js'
 import { getnodeinfo, type NodeInfo } from './methods/getnodeinfo.js'
 import { DEFAULT_HEALTH_POLICY, LatencyWindow, NodeHealth, type CircuitState } from './node-health.js'
@@ -31,16 +35,18 @@ import { NodeTransport } from './transport.js'
 export interface NodeSnapshot {
   name: string
   url: string
-  /** Known good: answered, circuit closed, not lagging. */
+  /** Known good: answered, circuit closed, in step with the agreed chain tip. */
   usable: boolean
   circuit: CircuitState
-  lagging: boolean
+  /** Against the agreed tip: `lagging` and `ahead` nodes take calls only when no node in step can. */
+  chain: ChainStanding
   version: string | undefined
   height: number | undefined
   latencyMs: number | undefined
   errorRate: number
   consecutiveFailures: number
-  lastError: string | undefined
+  /** The code of the last failure (`RPC_ERR_TIMEOUT`, ...): our own word, never the node's text. */
+  lastErrorCode: string | undefined
   /** Calls sent and not yet answered. */
   inFlight: number
   /** How many calls it is given at once now (adapts between nodeThreads and connectionsPerNode). */
@@ -83,7 +89,7 @@ export interface PoolOptions {
   clock?: () => number
   onAttempt?: ((event: AttemptEvent) => void) | undefined
   onOverload?: ((event: OverloadEvent) => void) | undefined
-  /** Called when the best known chain height grows. */
+  /** Called when the agreed chain height grows. */
   onNewBlock?: ((height: number) => void) | undefined
 }
 
@@ -132,12 +138,12 @@ export class NodePool {
   readonly #onClose = new Set<(reason: unknown) => void>()
   #closed = false
   #probeTimer: NodeJS.Timeout | undefined
-  #bestHeight: number | undefined
+  #tip: ChainTip = NO_TIP
 
   constructor (options: PoolOptions) {
     this.#options = options
     this.#clock = options.clock ?? (() => performance.now())
-    const policy = { ...DEFAULT_HEALTH_POLICY, maxLagBlocks: options.maxLagBlocks }
+    const policy = { ...DEFAULT_HEALTH_POLICY }
     this.#nodes = options.nodes.map((url, index) => ({
       transport: new NodeTransport(url, {
         name: `node ${index + 1}`,
@@ -150,8 +156,9 @@ export class NodePool {
     }))
   }
 
+  /** The chain height the answering nodes agree on (chain-tip.ts); undefined while none answers. */
   get bestHeight (): number | undefined {
-    return this.#bestHeight
+    return this.#tip.height
   }
 
   /**
@@ -311,29 +318,26 @@ export class NodePool {
   /** Records what a node said of itself (from a probe or a caller's getnodeinfo), and notices new blocks. */
   noteNodeInfo (node: PoolNode, info: NodeInfo): void {
     node.health.version = info.version
+    // Its latest word replaces the last, lower or not: a node that restarted lower is lower.
     node.health.height = info.lastblock.height
-    if (this.#bestHeight === undefined || info.lastblock.height > this.#bestHeight) {
-      const previous = this.#bestHeight
-      this.#bestHeight = info.lastblock.height
-      if (previous !== undefined) this.#options.onNewBlock?.(info.lastblock.height)
-    }
+    this.#updateTip()
   }
 
   snapshot (): NodeSnapshot[] {
     return this.#nodes.map(({ transport, health, slots }) => {
-      const lagging = health.isLagging(this.#bestHeight)
+      const chain = this.#standing(health)
       return {
         name: transport.name,
         url: transport.url,
-        usable: health.seen && health.circuit === 'closed' && !lagging,
+        usable: health.seen && health.circuit === 'closed' && chain === 'in-step',
         circuit: health.circuit,
-        lagging,
+        chain,
         version: health.version,
         height: health.height,
         latencyMs: health.latencyMs === undefined ? undefined : Math.round(health.latencyMs * 10) / 10,
         errorRate: Math.round(health.errorRate * 1000) / 1000,
         consecutiveFailures: health.consecutiveFailures,
-        lastError: health.lastError,
+        lastErrorCode: health.lastError,
         inFlight: slots.inFlight,
         concurrencyLimit: slots.limit,
         queued: slots.queued,
@@ -354,7 +358,8 @@ export class NodePool {
   }
 
   /**
-   * Where a call goes. Within the best tier (fresh nodes, then lagging ones, then open circuits):
+   * Where a call goes. Within the best tier (nodes in step with the tip, then lagging or ahead
+   * ones, then open circuits; a hedge only to the first):
    * a node with a free slot, by power of two choices, unless waiting for a slot on a better-rated
    * node costs less; else the node where it would be answered soonest, if it can wait that long;
    * else a refusal (none for a hedge).
@@ -365,7 +370,7 @@ export class NodePool {
     for (const node of this.#nodes) {
       if (exclude.has(node)) continue
       const { health } = node
-      const tier = health.circuit !== 'closed' ? 2 : health.isLagging(this.#bestHeight) ? 1 : 0
+      const tier = health.circuit !== 'closed' ? 2 : this.#standing(health) !== 'in-step' ? 1 : 0
       if (tier < bestTier) {
         bestTier = tier
         candidates = [node]
@@ -373,6 +378,8 @@ export class NodePool {
         candidates.push(node)
       }
     }
+    // A hedge buys speed: never at the price of an answer from a node out of step with the tip.
+    if (hedge && bestTier > 0) return undefined
     const free = twoChoices(candidates.filter(node => node.slots.free))
     // A free slot on a node rated slow (it hangs, it crawls) can cost more than a short wait on a
     // fast one: a waiting call is weighed by its wait plus the node's rating.
@@ -405,14 +412,36 @@ export class NodePool {
   }
 
   #recordSuccess (node: PoolNode, latencyMs: number): void {
+    const wasClosed = node.health.circuit === 'closed'
     node.health.recordSuccess(latencyMs)
     this.#latency.add(latencyMs)
+    if (!wasClosed) this.#updateTip()
   }
 
-  #recordFailure (node: PoolNode, err: Error): void {
-    node.health.recordFailure(err.message, this.#clock())
+  #recordFailure (node: PoolNode, err: Error & { code?: unknown }): void {
+    node.health.recordFailure(typeof err.code === 'string' ? err.code : 'ERROR', this.#clock())
     node.slots.clear(NODE_FAILED)
     this.#scheduleRetry(node)
+    this.#updateTip()
+  }
+
+  #standing (health: NodeHealth): ChainStanding {
+    return standingOf(health.height, this.#tip, this.#options.maxLagBlocks)
+  }
+
+  /**
+   * The tip from the present reports: nodes whose circuit is closed, by their latest word. A node
+   * that fails or goes away takes its word with it, so no height outlives the nodes that said it.
+   */
+  #updateTip (): void {
+    const heights: number[] = []
+    for (const { health } of this.#nodes) {
+      if (health.circuit === 'closed' && health.height !== undefined) heights.push(health.height)
+    }
+    const previous = this.#tip.height
+    this.#tip = agreedTip(heights, this.#options.maxLagBlocks)
+    const height = this.#tip.height
+    if (previous !== undefined && height !== undefined && height > previous) this.#options.onNewBlock?.(height)
   }
 
   async #probe (node: PoolNode, timeoutMs: number): Promise<void> {

@@ -82,7 +82,7 @@ export function createMetrics (): Metrics {
   // eslint-disable-next-line no-new -- registered by the constructor; read at scrape time
   new Gauge({
     name: 'pocketnet_nodes_usable',
-    help: 'Nodes that answered, with a closed circuit, not lagging',
+    help: 'Nodes that answered, with a closed circuit, in step with the agreed chain tip',
     registers: [registry],
     // Every worker probes the same nodes: their sum would count each node once per worker.
     aggregator: 'max',

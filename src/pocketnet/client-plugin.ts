@@ -5,7 +5,7 @@
  * With REDIS_URL, its cache has a second level in Redis, shared by every instance.
  */
 import fp from 'fastify-plugin'
-import { createSharedInstance, type SharedInstance } from 'pocketnet-client'
+import { createSharedInstance, DEFAULT_NODES, type SharedInstance } from 'pocketnet-client'
 import { clientOptions } from './client-options.js'
 
 declare module 'fastify' {
@@ -24,6 +24,11 @@ export interface ClientPluginOptions {
 
 export default fp<ClientPluginOptions>(async (app, { client: given, clock }) => {
   const { metrics } = app
+  if (given === undefined && app.config.NODE_ENV === 'production' && app.config.POCKETNET_NODES === DEFAULT_NODES.join(',')) {
+    // Anyone running one of them, or on the path to it, can answer what they like: fine for a
+    // demo, not for what must be true (docs/security.md, "Hostile nodes").
+    app.log.warn('POCKETNET_NODES is unset: using the built-in list of third-party public nodes over plain HTTP; set nodes you run or trust (docs/security.md)')
+  }
   const client = given ?? createSharedInstance({
     ...clientOptions(app.config),
     onAttempt: metrics.onAttempt,

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { LatencyWindow, NodeHealth } from '../../lib/node-health.js'
 
-const policy = { smoothing: 0.5, baseCooldownMs: 1000, maxCooldownMs: 8000, maxLagBlocks: 3 }
+const policy = { smoothing: 0.5, baseCooldownMs: 1000, maxCooldownMs: 8000 }
 
 describe('NodeHealth', () => {
   it('averages latency and lowers the error rate on success', () => {
@@ -35,16 +35,6 @@ describe('NodeHealth', () => {
     assert.equal(health.circuit, 'closed')
     assert.equal(health.consecutiveFailures, 0)
     assert.equal(health.errorRate, 0.25)
-  })
-
-  it('counts a node more than maxLagBlocks behind as lagging', () => {
-    const health = new NodeHealth(policy)
-    assert.equal(health.isLagging(100), false, 'unknown height')
-    health.height = 97
-    assert.equal(health.isLagging(100), false)
-    health.height = 96
-    assert.equal(health.isLagging(100), true)
-    assert.equal(health.isLagging(undefined), false)
   })
 
   it('rates a slow or failing node worse than a fast healthy one', () => {

@@ -137,7 +137,7 @@ describe('health endpoints', () => {
     await service.get('/api/nodeinfo')
     const client = service.app.pocketnet.peek()
     assert.ok(client)
-    await waitFor('every start-up probe to end', () => client.nodes().every(node => node.height !== undefined || node.lastError !== undefined))
+    await waitFor('every start-up probe to end', () => client.nodes().every(node => node.height !== undefined || node.lastErrorCode !== undefined))
     const { status, body } = await service.get('/readyz')
     assert.equal(status, 200)
     assert.equal(body.message, 'Ready')
