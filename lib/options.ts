@@ -5,7 +5,7 @@
  * and only when called.
  */
 import { DEFAULT_CACHE_TTL_MS, type CacheOutcome } from './cache.js'
-import type { PocketnetNetwork } from './address.js'
+import { POCKETNET_NETWORKS, type PocketnetNetwork } from './address.js'
 import type { AttemptEvent, OverloadEvent } from './node-pool.js'
 import { NODE_THREADS } from './node-slots.js'
 import type { RedisLink } from './redis/redis-link.js'
@@ -67,7 +67,7 @@ export interface ClientOptions {
   probeIntervalMs?: number
   /** A node more blocks behind the best known height is not used while others are fresh. Default 3. */
   maxLagBlocks?: number
-  /** Which network's addresses the typed methods accept: `main` (`P…`, default) or `test` (`T…`). */
+  /** Which network's addresses the typed methods accept: `main` (`P…`, default), `test` (`T…`) or `regtest` (`m…`/`n…`). */
   network?: PocketnetNetwork
   /** Send a slow call to a second node after the observed p95 latency (100 ms–1 s). Default true. */
   hedging?: boolean
@@ -165,7 +165,7 @@ export function resolveOptions (options: ClientOptions = {}): ResolvedOptions {
   const badNode = nodes.find(node => !isHttpUrl(node))
   if (badNode !== undefined) fail('nodes', 'a list of http(s) URLs such as http://127.0.0.1:38081', badNode)
   if (options.hedging !== undefined && typeof options.hedging !== 'boolean') fail('hedging', 'true or false', options.hedging)
-  if (options.network !== undefined && options.network !== 'main' && options.network !== 'test') fail('network', '"main" or "test"', options.network)
+  if (options.network !== undefined && !POCKETNET_NETWORKS.includes(options.network)) fail('network', '"main", "test" or "regtest"', options.network)
   for (const name of ['onAttempt', 'onOverload', 'onCacheLookup', 'onSharedLookup', 'clock'] as const) {
     if (options[name] !== undefined && typeof options[name] !== 'function') fail(name, 'a function', typeof options[name])
   }

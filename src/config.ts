@@ -4,7 +4,7 @@
  */
 import { Type, type Static } from 'typebox'
 import { Value } from 'typebox/value'
-import { CACHE_RANGES, DEFAULT_CACHE_TTL_MS, DEFAULT_NODES, OPTION_RANGES, parseNodeList, parseRedisUrl, type OptionRange } from 'pocketnet-client'
+import { CACHE_RANGES, DEFAULT_CACHE_TTL_MS, DEFAULT_NODES, OPTION_RANGES, POCKETNET_NETWORKS, parseNodeList, parseRedisUrl, type OptionRange, type PocketnetNetwork } from 'pocketnet-client'
 
 const POCKETNET_NODES_RULE = 'a comma-separated list of http(s) node URLs such as http://127.0.0.1:38081'
 const REDIS_URL_RULE = 'empty (no Redis), or redis://[user:password@]host[:port][/db] (rediss:// for TLS)'
@@ -52,7 +52,7 @@ export const ConfigSchema = Type.Object({
   REQUEST_TIMEOUT_MS: integer({ default: 30_000, min: 100, max: 600_000 }, MS),
   MAX_EVENT_LOOP_DELAY_MS: integer({ default: 1000, min: 0, max: 60_000 }, ' (milliseconds; 0 turns the check off)'),
   BASTYON_APP_ID: Type.String({ default: '', pattern: '^([a-z0-9.]{1,128})?$', description: "empty (sign-in off), or the mini-app's manifest id as the host uses it: lowercase letters, digits and dots, such as demo.pocketnet.app" }),
-  POCKETNET_NETWORK: Type.Unsafe<'main' | 'test'>({ type: 'string', enum: ['main', 'test'], default: 'main', description: 'main or test: the network of the nodes, whose addresses the API and sign-in accept' }),
+  POCKETNET_NETWORK: Type.Unsafe<PocketnetNetwork>({ type: 'string', enum: [...POCKETNET_NETWORKS], default: 'main', description: 'main, test or regtest: the network of the nodes, whose addresses the API and sign-in accept' }),
   AUTH_CHALLENGE_TTL_S: integer({ default: 300, min: 10, max: 3600 }, ' (seconds)'),
   AUTH_SESSION_TTL_S: integer({ default: 86_400, min: 60, max: 31_536_000 }, ' (seconds)'),
   AUTH_MAX_CHALLENGES: integer({ default: 100_000, min: 1, max: 100_000_000 }),

@@ -11,13 +11,13 @@ import { secp256k1 } from '@noble/curves/secp256k1.js'
 import { ripemd160 } from '@noble/hashes/legacy.js'
 import { sha256 } from '@noble/hashes/sha2.js'
 import bs58check from 'bs58check'
-import { ADDRESS_VERSION, type PocketnetNetwork } from '../address.js'
+import { ADDRESS_VERSION, NETWORK_NAME, networkOfVersion, type PocketnetNetwork } from '../address.js'
 
 /** Every code {@link verifySignature} can throw, with what it means. */
 export const SIGNATURE_ERROR_CODES = {
   SIG_MALFORMED: 'The object is not a Bastyon signature: a field is missing, extra, or not in its exact format.',
   SIG_VERSION: 'The object is not of version 1 (`v: 1`): older forms skip the session and lifetime.',
-  SIG_WRONG_NETWORK: 'The address is of the other Pocketnet network (testnet on mainnet, or the reverse).',
+  SIG_WRONG_NETWORK: 'The address is of another Pocketnet network (testnet or regtest on mainnet, or the reverse).',
   SIG_ADDRESS_MISMATCH: 'The address is not the one of the public key.',
   SIG_SESSION_MISMATCH: 'The signature was made for another session than the one expected.',
   SIG_NOT_YET_VALID: 'The signature was issued later than now, beyond the allowed clock skew.',
@@ -118,8 +118,8 @@ export function verifySignature (object: unknown, options: VerifyOptions): Verif
   const payload = bs58check.decodeUnsafe(address)
   if (payload === undefined || payload.length !== 21) fail('SIG_MALFORMED', 'address is not a Base58Check address')
   if (payload[0] !== ADDRESS_VERSION[network]) {
-    const other = network === 'main' ? 'test' : 'main'
-    if (payload[0] === ADDRESS_VERSION[other]) fail('SIG_WRONG_NETWORK', `The address is a ${other}net address; this service accepts ${network}net ones`)
+    const other = networkOfVersion(payload[0])
+    if (other !== undefined) fail('SIG_WRONG_NETWORK', `The address is a ${NETWORK_NAME[other]} address; this service accepts ${NETWORK_NAME[network]} ones`)
     fail('SIG_MALFORMED', 'address is not a Pocketnet address')
   }
   const key = Buffer.from(pubkey, 'hex')

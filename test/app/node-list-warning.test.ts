@@ -19,7 +19,8 @@ describe('the built-in node list', () => {
   })
 
   it('is not warned about when the operator names nodes, nor in development', async (t) => {
-    for (const env of [{ NODE_ENV: 'production', POCKETNET_NODES: 'http://127.0.0.1:9' }, { NODE_ENV: 'development' }]) {
+    const envs: Array<Record<string, string>> = [{ NODE_ENV: 'production', POCKETNET_NODES: 'http://127.0.0.1:9' }, { NODE_ENV: 'development' }]
+    for (const env of envs) {
       const warnings = await warningsAt(t, env)
       assert.equal(warnings.some(message => message.includes('POCKETNET_NODES')), false, JSON.stringify(env))
     }

@@ -6,6 +6,7 @@ import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import fp from 'fastify-plugin'
 import { BEARER_SCHEME } from '../../schemas/auth.js'
+import { forNetwork } from '../../schemas/network-examples.js'
 
 export default fp(async (app) => {
   await app.register(swagger, {
@@ -27,6 +28,8 @@ export default fp(async (app) => {
     },
     // Only tagged routes: the demo page's static files and /metrics stay out.
     hideUntagged: true,
+    // Built once and cached by the plugin.
+    transformObject: (document) => forNetwork('openapiObject' in document ? document.openapiObject : document.swaggerObject, app.config.POCKETNET_NETWORK),
   })
   await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true })
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
