@@ -29,36 +29,68 @@ export const DEFAULT_HEALTH_POLICY: HealthPolicy = {
 // takes traffic only when no answering node is left, so a node that hangs from the start
 // costs nothing, while its first probe answer rates it for real.
 const UNKNOWN_LATENCY_MS = 1000
+/**
+ * How much recent failures weigh in a node's rating: a node whose error rate is 1 (every recent
+ * outcome failed) is rated five times slower than its latency.
+ */
+const ERROR_RATE_WEIGHT = 4
+/** How much each call already in flight on a node weighs: four in flight double its rating. */
+const IN_FLIGHT_WEIGHT = 0.25
 
+/**
+ * Each field changes only through the methods below, so that every change of state has a name:
+ * recordSuccess, recordOvertaken, recordFailure, beginProbe, noteReport.
+ */
 export class NodeHealth {
-  circuit: CircuitState = 'closed'
-  /** Whether the node has answered at least once. */
-  seen = false
-  latencyMs: number | undefined
-  /** Average of recent outcomes, 0 (all good) to 1 (all failed). */
-  errorRate = 0
-  consecutiveFailures = 0
-  /** When an open circuit may be probed again (clock milliseconds). */
-  retryAt = 0
-  /** Its latest report of its chain height. */
-  height: number | undefined
-  version: string | undefined
-  /** What the last failure was, in our words (an error code), never the node's own text. */
-  lastError: string | undefined
-  inFlight = 0
+  #circuit: CircuitState = 'closed'
+  #seen = false
+  #latencyMs: number | undefined
+  #errorRate = 0
+  #consecutiveFailures = 0
+  #retryAt = 0
+  #height: number | undefined
+  #version: string | undefined
+  #lastError: string | undefined
   readonly #policy: HealthPolicy
 
   constructor (policy: HealthPolicy = DEFAULT_HEALTH_POLICY) {
     this.#policy = policy
   }
 
+  get circuit (): CircuitState { return this.#circuit }
+  /** Whether the node has answered at least once. */
+  get seen (): boolean { return this.#seen }
+  /** Moving average of its answers' latency; undefined until it answers. */
+  get latencyMs (): number | undefined { return this.#latencyMs }
+  /** Average of recent outcomes, 0 (all good) to 1 (all failed). */
+  get errorRate (): number { return this.#errorRate }
+  get consecutiveFailures (): number { return this.#consecutiveFailures }
+  /** When an open circuit may be probed again (clock milliseconds). */
+  get retryAt (): number { return this.#retryAt }
+  /** Its latest report of its chain height. */
+  get height (): number | undefined { return this.#height }
+  get version (): string | undefined { return this.#version }
+  /** What the last failure was, in our words (an error code), never the node's own text. */
+  get lastError (): string | undefined { return this.#lastError }
+
+  /** What the node said of itself (getnodeinfo): its latest word replaces the last, lower or not. */
+  noteReport (version: string, height: number): void {
+    this.#version = version
+    this.#height = height
+  }
+
+  /** An open circuit's cooldown ended: one probe goes (half-open), whose outcome closes or reopens it. */
+  beginProbe (): void {
+    if (this.#circuit === 'open') this.#circuit = 'half-open'
+  }
+
   recordSuccess (latencyMs: number): void {
     const { smoothing } = this.#policy
-    this.seen = true
-    this.latencyMs = this.latencyMs === undefined ? latencyMs : this.latencyMs + smoothing * (latencyMs - this.latencyMs)
-    this.errorRate -= smoothing * this.errorRate
-    this.consecutiveFailures = 0
-    this.circuit = 'closed'
+    this.#seen = true
+    this.#latencyMs = this.#latencyMs === undefined ? latencyMs : this.#latencyMs + smoothing * (latencyMs - this.#latencyMs)
+    this.#errorRate -= smoothing * this.#errorRate
+    this.#consecutiveFailures = 0
+    this.#circuit = 'closed'
   }
 
   /**
@@ -67,25 +99,25 @@ export class NodeHealth {
    * probe times out.
    */
   recordOvertaken (elapsedMs: number): void {
-    if (this.latencyMs === undefined || elapsedMs > this.latencyMs) {
-      this.latencyMs = this.latencyMs === undefined ? elapsedMs : this.latencyMs + this.#policy.smoothing * (elapsedMs - this.latencyMs)
+    if (this.#latencyMs === undefined || elapsedMs > this.#latencyMs) {
+      this.#latencyMs = this.#latencyMs === undefined ? elapsedMs : this.#latencyMs + this.#policy.smoothing * (elapsedMs - this.#latencyMs)
     }
   }
 
   /** A failure opens the circuit at once: a dead node should cost nothing once detected. */
   recordFailure (reason: string, now: number): void {
     const { smoothing, baseCooldownMs, maxCooldownMs } = this.#policy
-    this.errorRate += smoothing * (1 - this.errorRate)
-    this.consecutiveFailures++
-    this.lastError = reason
-    this.circuit = 'open'
-    this.retryAt = now + Math.min(maxCooldownMs, baseCooldownMs * 2 ** Math.min(this.consecutiveFailures - 1, 16))
+    this.#errorRate += smoothing * (1 - this.#errorRate)
+    this.#consecutiveFailures++
+    this.#lastError = reason
+    this.#circuit = 'open'
+    this.#retryAt = now + Math.min(maxCooldownMs, baseCooldownMs * 2 ** Math.min(this.#consecutiveFailures - 1, 16))
   }
 
-  /** Lower is better: expected latency, inflated by recent errors and by work already queued. */
-  score (): number {
-    const latency = this.latencyMs ?? UNKNOWN_LATENCY_MS
-    return (latency + 1) * (1 + 4 * this.errorRate) * (1 + 0.25 * this.inFlight)
+  /** Lower is better: expected latency, inflated by recent errors and by the calls it has in flight now. */
+  score (inFlight: number): number {
+    const latency = this.#latencyMs ?? UNKNOWN_LATENCY_MS
+    return (latency + 1) * (1 + ERROR_RATE_WEIGHT * this.#errorRate) * (1 + IN_FLIGHT_WEIGHT * inFlight)
   }
 }
 

@@ -29,6 +29,7 @@ import { RpcClosedError, RpcNodeError, RpcOverloadedError, RpcTimeoutError, RpcU
 import { getnodeinfo, type NodeInfo } from './methods/getnodeinfo.js'
 import { DEFAULT_HEALTH_POLICY, LatencyWindow, NodeHealth, type CircuitState } from './node-health.js'
 import { NoSlot, NodeSlots, type OverloadReason } from './node-slots.js'
+import { REAL_TIMERS, type TimerHandle, type Timers } from './timers.js'
 import { NodeTransport } from './transport.js'
 
 /** What a readiness check, a metric or a log may know about one node. */
@@ -87,6 +88,10 @@ export interface PoolOptions {
   hedging: boolean
   /** Milliseconds; default performance.now. */
   clock?: () => number
+  /** Default: Node's timers, unreferenced (timers.ts). */
+  timers?: Timers
+  /** A number in [0, 1); default Math.random. For the power of two choices and the probes' jitter. */
+  random?: () => number
   onAttempt?: ((event: AttemptEvent) => void) | undefined
   onOverload?: ((event: OverloadEvent) => void) | undefined
   /** Called when the agreed chain height grows. */
@@ -123,27 +128,256 @@ const START_GRACE_MIN_MS = 50
 const START_GRACE_MAX_MS = 500
 const HEDGE_MIN_MS = 100
 const HEDGE_MAX_MS = 1000
+/** A probe's interval varies by ±20 %, so that many clients do not probe in step. */
+const PROBE_JITTER = 0.2
+/** A half-open circuit's probe gets at most this long (or the probe interval, if shorter). */
+const HALF_OPEN_PROBE_TIMEOUT_MS = 5000
 /** Reason given to attempts that lost a hedge race or whose call ended. */
 const CALL_SETTLED = Symbol('call settled')
 /** Reason given to calls waiting for a node whose circuit opened. */
 const NODE_FAILED = Symbol('node failed')
 
+/** Tiers of nodes, best first: a call goes to the best tier that has a node it has not tried. */
+const enum Tier {
+  /** Circuit closed, in step with the chain tip. */
+  Usable = 0,
+  /** Circuit closed, but lagging or ahead of the tip. */
+  OutOfStep = 1,
+  /** Circuit open or half-open: tried only when nothing better is left. */
+  Failing = 2,
+}
+
+/** What a call needs of its pool: placement, timing and what to record. */
+interface CallHost {
+  readonly clock: () => number
+  readonly timers: Timers
+  readonly hedging: boolean
+  readonly onAttempt: PoolOptions['onAttempt']
+  readonly onOverload: PoolOptions['onOverload']
+  place (exclude: ReadonlySet<PoolNode>, deadline: number, hedge: boolean): Placement | Refusal | undefined
+  hedgeDelayMs (): number
+  recordSuccess (node: PoolNode, latencyMs: number): void
+  recordFailure (node: PoolNode, err: RpcClientError): void
+  /** The call settled: it no longer needs ending when the pool closes. */
+  forget (call: PoolCall<unknown>): void
+}
+
+/** One try of a call on one node: waiting for a slot there (`queued`), then `sent`. */
+interface CallAttempt {
+  readonly node: PoolNode
+  readonly hedge: boolean
+  readonly cancel: Cancel
+  state: 'queued' | 'sent'
+}
+
+/**
+ * One call through the pool, from its first attempt until it settles. A call is `pending` until
+ * it settles, once: `succeeded` with the first answer, or `failed` with an answer about the
+ * request, or when no node is left that could answer in time. While pending it has one attempt,
+ * or two while a hedge runs. The transitions, each a method below:
+ * - start: the first attempt goes to the best node ({@link NodePool} `#place`), now or once a
+ *   slot there is free; or the call fails at once (no node could take it in time).
+ * - an attempt answers: the call succeeds; the other attempt is cancelled.
+ * - an attempt fails for the node's sake (transport, timeout, an RPC error not about the
+ *   request): the node is rated down and the call fails over to a node it has not tried.
+ * - an attempt fails for the request's sake (an RPC error about it): the call fails with it.
+ * - a queued attempt is refused its slot (expired, or its node's circuit opened): fail over.
+ * - failing over finds no node, and no attempt is left running: the call fails with what the
+ *   attempts said (conclude below).
+ * - the hedge timer fires while one attempt runs: a second attempt, on another usable node.
+ */
+class PoolCall<T> {
+  readonly promise: Promise<T>
+  readonly #host: CallHost
+  readonly #method: string
+  readonly #attempt: Attempt<T>
+  readonly #run: RunOptions
+  readonly #deadline: number
+  readonly #tried = new Set<PoolNode>()
+  readonly #running = new Map<PoolNode, CallAttempt>()
+  readonly #failures: RpcClientError[] = []
+  #refusal: Refusal | undefined
+  #queuedMs = 0
+  #hedgeTimer: TimerHandle | undefined
+  #state: 'pending' | 'succeeded' | 'failed' = 'pending'
+  #resolve!: (value: T) => void
+  #reject!: (err: unknown) => void
+
+  constructor (host: CallHost, method: string, attempt: Attempt<T>, run: RunOptions) {
+    this.#host = host
+    this.#method = method
+    this.#attempt = attempt
+    this.#run = run
+    this.#deadline = host.clock() + run.deadlineMs
+    this.promise = new Promise<T>((resolve, reject) => {
+      this.#resolve = resolve
+      this.#reject = reject
+    })
+  }
+
+  get settled (): boolean {
+    return this.#state !== 'pending'
+  }
+
+  start (): void {
+    if (!this.#launch(false)) this.#fail(this.#conclusion())
+  }
+
+  /** Ends the call with `reason` (the pool is closing). */
+  end (reason: unknown): void {
+    this.#fail(reason)
+  }
+
+  /** A new attempt on the best node the call has not tried; false when none can take it in time. */
+  #launch (hedge: boolean): boolean {
+    if (this.#deadline - this.#host.clock() < 1) return false
+    const placement = this.#host.place(this.#tried, this.#deadline, hedge)
+    if (placement === undefined) return false
+    if ('noSlot' in placement) {
+      this.#refusal = placement
+      this.#host.onOverload?.({ node: placement.node.transport.name, method: this.#method, reason: 'full', waitedMs: 0 })
+      return false
+    }
+    const attempt: CallAttempt = { node: placement.node, hedge, cancel: new Cancel(), state: 'queued' }
+    this.#tried.add(attempt.node)
+    this.#running.set(attempt.node, attempt)
+    if (!placement.queued) {
+      this.#send(attempt, 0)
+      return true
+    }
+    const since = this.#host.clock()
+    attempt.node.slots.acquire(this.#deadline, attempt.cancel).then(() => {
+      const waitedMs = this.#host.clock() - since
+      this.#queuedMs += waitedMs
+      this.#send(attempt, waitedMs)
+    }, (reason: unknown) => this.#slotDenied(attempt, reason))
+    return true
+  }
+
+  /** The attempt has its slot: off to the node, its timer starting now. */
+  #send (attempt: CallAttempt, waitedMs: number): void {
+    attempt.state = 'sent'
+    // From the moment the call is sent: a hedge is for a slow node, not for our own queue.
+    if (this.#host.hedging && !attempt.hedge && this.#running.size === 1) this.#armHedge()
+    const { node } = attempt
+    const started = this.#host.clock()
+    const timeoutMs = Math.min(this.#run.attemptTimeoutMs, Math.floor(this.#deadline - started))
+    const done = (outcome: AttemptOutcome, answered: boolean): number => {
+      this.#running.delete(node)
+      const durationMs = this.#host.clock() - started
+      node.slots.release(this.#method, answered ? durationMs : undefined)
+      this.#host.onAttempt?.({ node: node.transport.name, method: this.#method, outcome, durationMs, hedge: attempt.hedge, queuedMs: waitedMs })
+      return durationMs
+    }
+    this.#attempt(node, timeoutMs, attempt.cancel).then(value => {
+      this.#host.recordSuccess(node, done('ok', true))
+      this.#succeed(value)
+    }, (err: unknown) => {
+      if (attempt.cancel.reason === CALL_SETTLED) {
+        // Overtaken by the other attempt, or the call ended: what it had used is a lower bound of its latency.
+        const elapsed = done('cancelled', false)
+        if (this.#state === 'succeeded') node.health.recordOvertaken(elapsed)
+        return
+      }
+      if (!isRpcClientError(err)) {
+        done('transport', false)
+        this.#fail(err)
+        return
+      }
+      if (err instanceof RpcNodeError && !err.retryable) {
+        // A real answer about the request: the node is fine.
+        this.#host.recordSuccess(node, done('rpc-error', true))
+        this.#fail(err)
+        return
+      }
+      const timedOut = err.code === 'RPC_ERR_TIMEOUT'
+      // Cut short by what was left of the call's deadline, not by the node's own time limit: no
+      // reason to think less of the node. Recorded before the slot is given back, which would
+      // otherwise send a waiting call to the node that just failed.
+      if (!(timedOut && timeoutMs < this.#run.attemptTimeoutMs)) this.#host.recordFailure(node, err)
+      done(timedOut ? 'timeout' : err instanceof RpcNodeError ? 'rpc-error' : 'transport', err instanceof RpcNodeError)
+      this.#failures.push(err)
+      this.#failOver()
+    })
+  }
+
+  /** A queued attempt got no slot: its node failed (another node, at once), or the wait could not end in time. */
+  #slotDenied (attempt: CallAttempt, reason: unknown): void {
+    this.#running.delete(attempt.node)
+    if (reason instanceof NoSlot) {
+      this.#queuedMs += reason.waitedMs
+      this.#refusal = { node: attempt.node, noSlot: reason }
+      this.#host.onOverload?.({ node: attempt.node.transport.name, method: this.#method, reason: reason.reason, waitedMs: reason.waitedMs })
+    } else if (reason !== NODE_FAILED) {
+      // Cancelled: the call settled, or the pool is closing.
+      return
+    }
+    this.#failOver()
+  }
+
+  /** Another node, or, once nothing is left running, the call fails with what its attempts said. */
+  #failOver (): void {
+    if (this.settled) return
+    if (!this.#launch(false) && this.#running.size === 0) this.#fail(this.#conclusion())
+  }
+
+  /** A second attempt after the hedge delay, while one runs; tried again a delay later when no node had room. */
+  #armHedge (): void {
+    this.#host.timers.clearTimeout(this.#hedgeTimer)
+    const delayMs = this.#host.hedgeDelayMs()
+    if (this.#deadline - this.#host.clock() <= delayMs) return
+    this.#hedgeTimer = this.#host.timers.setTimeout(() => {
+      if (!this.settled && this.#running.size === 1 && !this.#launch(true)) this.#armHedge()
+    }, delayMs)
+  }
+
+  #succeed (value: T): void {
+    if (!this.#settle('succeeded')) return
+    this.#resolve(value)
+  }
+
+  #fail (err: unknown): void {
+    if (!this.#settle('failed')) return
+    this.#reject(err)
+  }
+
+  /** Moves to a final state once, cancelling what still runs. */
+  #settle (state: 'succeeded' | 'failed'): boolean {
+    if (this.settled) return false
+    this.#state = state
+    this.#host.timers.clearTimeout(this.#hedgeTimer)
+    this.#host.forget(this as PoolCall<unknown>)
+    for (const attempt of this.#running.values()) attempt.cancel.cancel(CALL_SETTLED)
+    return true
+  }
+
+  #conclusion (): RpcClientError {
+    return conclude(this.#method, this.#failures, this.#refusal, this.#queuedMs, this.#run.deadlineMs)
+  }
+}
+
 export class NodePool {
   readonly #nodes: PoolNode[]
   readonly #options: PoolOptions
   readonly #clock: () => number
+  readonly #timers: Timers
+  readonly #random: () => number
   readonly #latency = new LatencyWindow()
-  readonly #retryTimers = new Map<PoolNode, NodeJS.Timeout>()
-  /** What ends each call and probe in flight when the pool closes. */
-  readonly #onClose = new Set<(reason: unknown) => void>()
+  readonly #retryTimers = new Map<PoolNode, TimerHandle>()
+  /** The calls in flight, ended when the pool closes. */
+  readonly #calls = new Set<PoolCall<unknown>>()
+  /** What ends each probe in flight when the pool closes. */
+  readonly #probes = new Set<Cancel>()
+  readonly #host: CallHost
   #closed = false
-  #probeTimer: NodeJS.Timeout | undefined
+  #probeTimer: TimerHandle | undefined
   #tip: ChainTip = NO_TIP
 
   constructor (options: PoolOptions) {
     this.#options = options
     this.#clock = options.clock ?? (() => performance.now())
-    const policy = { ...DEFAULT_HEALTH_POLICY }
+    this.#timers = options.timers ?? REAL_TIMERS
+    this.#random = options.random ?? Math.random
     this.#nodes = options.nodes.map((url, index) => ({
       transport: new NodeTransport(url, {
         name: `node ${index + 1}`,
@@ -151,9 +385,26 @@ export class NodePool {
         connections: options.connectionsPerNode + 1,
         maxResponseBytes: options.maxResponseBytes,
       }),
-      health: new NodeHealth(policy),
-      slots: new NodeSlots(options.connectionsPerNode, this.#clock, options.nodeThreads),
+      health: new NodeHealth(DEFAULT_HEALTH_POLICY),
+      slots: new NodeSlots(options.connectionsPerNode, this.#clock, options.nodeThreads, this.#timers),
     }))
+    this.#host = {
+      clock: this.#clock,
+      timers: this.#timers,
+      hedging: options.hedging,
+      onAttempt: options.onAttempt,
+      onOverload: options.onOverload,
+      place: (exclude, deadline, hedge) => this.#place(exclude, deadline, hedge),
+      hedgeDelayMs: () => this.#hedgeDelayMs(),
+      recordSuccess: (node, latencyMs) => this.#recordSuccess(node, latencyMs),
+      recordFailure: (node, err) => this.#recordFailure(node, err),
+      forget: call => this.#calls.delete(call),
+    }
+  }
+
+  /** The nodes, in the order of the list given: for {@link noteNodeInfo} and for tests. */
+  get nodes (): readonly PoolNode[] {
+    return this.#nodes
   }
 
   /** The chain height the answering nodes agree on (chain-tip.ts); undefined while none answers. */
@@ -177,149 +428,27 @@ export class NodePool {
     }
     // Give the other nodes as long again as the first took (50–500 ms) to answer too.
     const graceMs = Math.min(START_GRACE_MAX_MS, Math.max(START_GRACE_MIN_MS, this.#clock() - started))
-    let timer: NodeJS.Timeout | undefined
+    let timer: TimerHandle | undefined
     await Promise.race([
       Promise.allSettled(probes),
-      new Promise(resolve => { timer = setTimeout(resolve, graceMs) }),
+      new Promise(resolve => { timer = this.#timers.setTimeout(() => resolve(undefined), graceMs) }),
     ])
-    clearTimeout(timer)
+    this.#timers.clearTimeout(timer)
     this.#scheduleProbes(timeoutMs)
   }
 
   /** Runs `attempt` on the best node, failing over and hedging, until one answers or the deadline passes. */
   run<T> (method: string, attempt: Attempt<T>, options: RunOptions): Promise<T> {
-    const deadline = this.#clock() + options.deadlineMs
-    const tried = new Set<PoolNode>()
-    const running = new Map<PoolNode, Cancel>()
-    const failures: RpcClientError[] = []
-    let refusal: Refusal | undefined
-    let queuedMs = 0
-    let hedgeTimer: NodeJS.Timeout | undefined
-    let settled = false
-    let succeeded = false
-
-    return new Promise<T>((resolve, reject) => {
-      const finish = (err: unknown, value?: T): void => {
-        if (settled) return
-        settled = true
-        clearTimeout(hedgeTimer)
-        this.#onClose.delete(finish)
-        for (const cancel of running.values()) cancel.cancel(CALL_SETTLED)
-        if (err === undefined) resolve(value as T)
-        else reject(err)
-      }
-      if (this.#closed) {
-        reject(new RpcClosedError(method))
-        return
-      }
-      this.#onClose.add(finish)
-      const giveUp = (): void => finish(conclude(method, failures, refusal, queuedMs, options.deadlineMs))
-
-      const send = (node: PoolNode, cancel: Cancel, hedge: boolean, waitedMs: number): void => {
-        // From the moment the call is sent: a hedge is for a slow node, not for our own queue.
-        if (this.#options.hedging && !hedge && running.size === 1) armHedge()
-        const started = this.#clock()
-        const timeoutMs = Math.min(options.attemptTimeoutMs, Math.floor(deadline - started))
-        node.health.inFlight++
-        const done = (outcome: AttemptOutcome, answered: boolean): number => {
-          node.health.inFlight--
-          running.delete(node)
-          const durationMs = this.#clock() - started
-          node.slots.release(method, answered ? durationMs : undefined)
-          this.#options.onAttempt?.({ node: node.transport.name, method, outcome, durationMs, hedge, queuedMs: waitedMs })
-          return durationMs
-        }
-        attempt(node, timeoutMs, cancel).then(value => {
-          this.#recordSuccess(node, done('ok', true))
-          succeeded = true
-          finish(undefined, value)
-        }, (err: unknown) => {
-          if (cancel.reason === CALL_SETTLED) {
-            const elapsed = done('cancelled', false)
-            if (succeeded) node.health.recordOvertaken(elapsed)
-            return
-          }
-          if (!isRpcClientError(err)) {
-            done('transport', false)
-            finish(err)
-            return
-          }
-          if (err instanceof RpcNodeError && !err.retryable) {
-            // A real answer about the request: the node is fine.
-            this.#recordSuccess(node, done('rpc-error', true))
-            finish(err)
-            return
-          }
-          const timedOut = err.code === 'RPC_ERR_TIMEOUT'
-          // Cut short by what was left of the call's deadline, not by the node's own time limit:
-          // no reason to think less of the node. Recorded before the slot is given back, which
-          // would otherwise send a waiting call to the node that just failed.
-          if (!(timedOut && timeoutMs < options.attemptTimeoutMs)) this.#recordFailure(node, err)
-          done(timedOut ? 'timeout' : err instanceof RpcNodeError ? 'rpc-error' : 'transport', err instanceof RpcNodeError)
-          failures.push(err)
-          if (settled) return
-          if (!launch(false) && running.size === 0) giveUp()
-        })
-      }
-
-      const launch = (hedge: boolean): boolean => {
-        if (deadline - this.#clock() < 1) return false
-        const placement = this.#place(tried, deadline, hedge)
-        if (placement === undefined) return false
-        if ('noSlot' in placement) {
-          refusal = placement
-          this.#options.onOverload?.({ node: placement.node.transport.name, method, reason: 'full', waitedMs: 0 })
-          return false
-        }
-        const { node, queued } = placement
-        tried.add(node)
-        const cancel = new Cancel()
-        running.set(node, cancel)
-        if (!queued) {
-          send(node, cancel, hedge, 0)
-        } else {
-          const since = this.#clock()
-          node.slots.acquire(deadline, cancel).then(() => {
-            const waitedMs = this.#clock() - since
-            queuedMs += waitedMs
-            send(node, cancel, hedge, waitedMs)
-          }, (reason: unknown) => {
-            running.delete(node)
-            if (reason === NODE_FAILED) {
-              // Its circuit opened while the call waited: another node, at once.
-              if (!settled && !launch(false) && running.size === 0) giveUp()
-              return
-            }
-            if (!(reason instanceof NoSlot)) return
-            queuedMs += reason.waitedMs
-            refusal = { node, noSlot: reason }
-            this.#options.onOverload?.({ node: node.transport.name, method, reason: reason.reason, waitedMs: reason.waitedMs })
-            if (settled) return
-            if (!launch(false) && running.size === 0) giveUp()
-          })
-        }
-        return true
-      }
-
-      // Tried again a hedge delay later when no node had room for it.
-      const armHedge = (): void => {
-        clearTimeout(hedgeTimer)
-        const delayMs = this.#hedgeDelayMs()
-        if (deadline - this.#clock() <= delayMs) return
-        hedgeTimer = setTimeout(() => {
-          if (!settled && running.size === 1 && !launch(true)) armHedge()
-        }, delayMs)
-      }
-
-      if (!launch(false)) giveUp()
-    })
+    if (this.#closed) return Promise.reject(new RpcClosedError(method))
+    const call = new PoolCall(this.#host, method, attempt, options)
+    this.#calls.add(call as PoolCall<unknown>)
+    call.start()
+    return call.promise
   }
 
   /** Records what a node said of itself (from a probe or a caller's getnodeinfo), and notices new blocks. */
   noteNodeInfo (node: PoolNode, info: NodeInfo): void {
-    node.health.version = info.version
-    // Its latest word replaces the last, lower or not: a node that restarted lower is lower.
-    node.health.height = info.lastblock.height
+    node.health.noteReport(info.version, info.lastblock.height)
     this.#updateTip()
   }
 
@@ -348,29 +477,33 @@ export class NodePool {
   /** Ends every call and probe in flight with `reason`, then closes every connection. */
   async close (reason: unknown = new RpcClosedError('close')): Promise<void> {
     this.#closed = true
-    for (const end of this.#onClose) end(reason)
-    this.#onClose.clear()
+    for (const call of [...this.#calls]) call.end(reason)
+    for (const probe of this.#probes) probe.cancel(reason)
+    this.#probes.clear()
     for (const node of this.#nodes) node.slots.clear(reason)
-    clearTimeout(this.#probeTimer)
-    for (const timer of this.#retryTimers.values()) clearTimeout(timer)
+    this.#timers.clearTimeout(this.#probeTimer)
+    for (const timer of this.#retryTimers.values()) this.#timers.clearTimeout(timer)
     this.#retryTimers.clear()
     await Promise.all(this.#nodes.map(node => node.transport.close()))
   }
 
+  #tierOf (health: NodeHealth): Tier {
+    if (health.circuit !== 'closed') return Tier.Failing
+    return this.#standing(health) === 'in-step' ? Tier.Usable : Tier.OutOfStep
+  }
+
   /**
-   * Where a call goes. Within the best tier (nodes in step with the tip, then lagging or ahead
-   * ones, then open circuits; a hedge only to the first):
-   * a node with a free slot, by power of two choices, unless waiting for a slot on a better-rated
-   * node costs less; else the node where it would be answered soonest, if it can wait that long;
-   * else a refusal (none for a hedge).
+   * Where a call goes. Within the best tier that has a node not tried yet (a hedge: only among
+   * usable nodes): a node with a free slot, by power of two choices, unless waiting for a slot on
+   * a better-rated node costs less; else the node where it would be answered soonest, if it can
+   * wait that long; else a refusal (none for a hedge).
    */
-  #place (exclude: Set<PoolNode>, deadline: number, hedge: boolean): Placement | Refusal | undefined {
-    let bestTier = 3
+  #place (exclude: ReadonlySet<PoolNode>, deadline: number, hedge: boolean): Placement | Refusal | undefined {
+    let bestTier = Tier.Failing + 1
     let candidates: PoolNode[] = []
     for (const node of this.#nodes) {
       if (exclude.has(node)) continue
-      const { health } = node
-      const tier = health.circuit !== 'closed' ? 2 : this.#standing(health) !== 'in-step' ? 1 : 0
+      const tier = this.#tierOf(node.health)
       if (tier < bestTier) {
         bestTier = tier
         candidates = [node]
@@ -378,9 +511,9 @@ export class NodePool {
         candidates.push(node)
       }
     }
-    // A hedge buys speed: never at the price of an answer from a node out of step with the tip.
-    if (hedge && bestTier > 0) return undefined
-    const free = twoChoices(candidates.filter(node => node.slots.free))
+    // A hedge buys speed: never at the price of an answer from a node out of step or failing.
+    if (hedge && bestTier !== Tier.Usable) return undefined
+    const free = this.#twoChoices(candidates.filter(node => node.slots.free))
     // A free slot on a node rated slow (it hangs, it crawls) can cost more than a short wait on a
     // fast one: a waiting call is weighed by its wait plus the node's rating.
     let soonest: { node: PoolNode, costMs: number } | undefined
@@ -389,13 +522,13 @@ export class NodePool {
       const wait = candidate.slots.expectedWait(deadline)
       if (wait === undefined) continue
       if (wait.waitMs <= wait.allowedMs) {
-        const costMs = wait.waitMs + candidate.health.score()
+        const costMs = wait.waitMs + scoreOf(candidate)
         if (soonest === undefined || costMs < soonest.costMs) soonest = { node: candidate, costMs }
       } else if (refusal === undefined || wait.waitMs - wait.allowedMs < refusal.noSlot.expectedWaitMs - refusal.noSlot.allowedWaitMs) {
         refusal = { node: candidate, noSlot: new NoSlot('full', wait.waitMs, wait.allowedMs, 0) }
       }
     }
-    if (free !== undefined && (soonest === undefined || free.health.score() <= soonest.costMs)) {
+    if (free !== undefined && (soonest === undefined || scoreOf(free) <= soonest.costMs)) {
       free.slots.tryAcquire()
       return { node: free, queued: false }
     }
@@ -404,6 +537,16 @@ export class NodePool {
     if (hedge) return undefined
     if (refusal !== undefined) for (const candidate of candidates) candidate.slots.noteRefused()
     return refusal
+  }
+
+  /** Two drawn at random, the better rated taken (power of two choices). */
+  #twoChoices (nodes: PoolNode[]): PoolNode | undefined {
+    if (nodes.length <= 1) return nodes[0]
+    const first = Math.floor(this.#random() * nodes.length)
+    const second = (first + 1 + Math.floor(this.#random() * (nodes.length - 1))) % nodes.length
+    const a = nodes[first] as PoolNode
+    const b = nodes[second] as PoolNode
+    return scoreOf(a) <= scoreOf(b) ? a : b
   }
 
   #hedgeDelayMs (): number {
@@ -447,8 +590,7 @@ export class NodePool {
   async #probe (node: PoolNode, timeoutMs: number): Promise<void> {
     const started = this.#clock()
     const cancel = new Cancel()
-    const end = (reason: unknown): void => cancel.cancel(reason)
-    this.#onClose.add(end)
+    this.#probes.add(cancel)
     try {
       const answer = await node.transport.post('getnodeinfo', [], { timeoutMs, cancel })
       this.noteNodeInfo(node, getnodeinfo.fromWire(answer.result, undefined, {}))
@@ -459,44 +601,37 @@ export class NodePool {
       if (!this.#closed && err instanceof Error) this.#recordFailure(node, err)
       throw err
     } finally {
-      this.#onClose.delete(end)
+      this.#probes.delete(cancel)
     }
   }
 
-  /** Probes closed-circuit nodes every interval, jittered ±20 % so that many clients do not beat in step. */
+  /** Probes closed-circuit nodes every interval, jittered, so that many clients do not beat in step. */
   #scheduleProbes (timeoutMs: number): void {
-    const delay = this.#options.probeIntervalMs * (0.8 + 0.4 * Math.random())
-    this.#probeTimer = setTimeout(() => {
+    const delay = this.#options.probeIntervalMs * (1 - PROBE_JITTER + 2 * PROBE_JITTER * this.#random())
+    this.#probeTimer = this.#timers.setTimeout(() => {
       for (const node of this.#nodes) {
         if (node.health.circuit === 'closed') this.#probe(node, timeoutMs).catch(() => {})
       }
       this.#scheduleProbes(timeoutMs)
     }, delay)
-    this.#probeTimer.unref()
   }
 
   /** An open circuit is probed once its cooldown ends (half-open); the probe closes or reopens it. */
   #scheduleRetry (node: PoolNode): void {
     if (this.#closed || this.#retryTimers.has(node)) return
-    const timer = setTimeout(() => {
+    const timer = this.#timers.setTimeout(() => {
       this.#retryTimers.delete(node)
       if (node.health.circuit !== 'open') return
-      node.health.circuit = 'half-open'
-      this.#probe(node, Math.min(this.#options.probeIntervalMs, 5000)).catch(() => {})
+      node.health.beginProbe()
+      this.#probe(node, Math.min(this.#options.probeIntervalMs, HALF_OPEN_PROBE_TIMEOUT_MS)).catch(() => {})
     }, Math.max(0, node.health.retryAt - this.#clock()))
-    timer.unref()
     this.#retryTimers.set(node, timer)
   }
 }
 
-/** Two drawn at random, the better rated taken. */
-function twoChoices (nodes: PoolNode[]): PoolNode | undefined {
-  if (nodes.length <= 1) return nodes[0]
-  const first = Math.floor(Math.random() * nodes.length)
-  const second = (first + 1 + Math.floor(Math.random() * (nodes.length - 1))) % nodes.length
-  const a = nodes[first] as PoolNode
-  const b = nodes[second] as PoolNode
-  return a.health.score() <= b.health.score() ? a : b
+/** A node's rating now: its health, weighed by the calls it has in flight. */
+function scoreOf (node: PoolNode): number {
+  return node.health.score(node.slots.inFlight)
 }
 
 /**

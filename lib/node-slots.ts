@@ -1,6 +1,6 @@
 /**
  * How many calls one node is given at once, and the calls that wait for it. Pure code with an
- * injected clock (and timers only for waiters' deadlines), so it is tested without servers.
+ * injected clock and timers (for waiters' deadlines), so it is tested without servers or sleeps.
  *
  * - The limit adapts, as TCP Vegas does: it starts at what the node serves in parallel (a
  *   public node's 4 threads, unless told otherwise) and grows by one per round of answers while calls wait here and the node still
@@ -22,6 +22,7 @@
  *   busy, a long one only makes every answer slower (bench/results.md, "Overload").
  */
 import type { Cancel } from './cancel.js'
+import { REAL_TIMERS, type TimerHandle, type Timers } from './timers.js'
 
 /** A public node's RPC threads (docs/pocketnet-node.md): by default the limit starts here and never goes below. */
 export const NODE_THREADS = 4
@@ -78,7 +79,7 @@ interface Waiter {
   resolve (): void
   /** With a {@link NoSlot}, or the cancel's reason. */
   reject (reason: unknown): void
-  timer: NodeJS.Timeout | undefined
+  timer: TimerHandle | undefined
 }
 
 interface AnswerTimes {
@@ -98,6 +99,7 @@ export class NodeSlots {
   readonly #max: number
   readonly #min: number
   readonly #clock: () => number
+  readonly #timers: Timers
   readonly #times = new Map<string, AnswerTimes>()
   /** Ordered by deadline. */
   readonly #waiting: Waiter[] = []
@@ -116,11 +118,12 @@ export class NodeSlots {
   #fastestMs = UNKNOWN_ANSWER_MS
 
   /** `threads`: what the node serves at once, where the limit starts and below which it never goes. */
-  constructor (max: number, clock: () => number, threads = NODE_THREADS) {
+  constructor (max: number, clock: () => number, threads = NODE_THREADS, timers: Timers = REAL_TIMERS) {
     this.#max = max
     this.#min = Math.min(threads, max)
     this.#limit = this.#min
     this.#clock = clock
+    this.#timers = timers
   }
 
   get limit (): number {
@@ -214,7 +217,7 @@ export class NodeSlots {
         const index = this.#waiting.indexOf(waiter)
         if (index === -1) return false
         this.#waiting.splice(index, 1)
-        clearTimeout(waiter.timer)
+        this.#timers.clearTimeout(waiter.timer)
         if (this.#waiting.length === 0) this.#standingSince = undefined
         return true
       }
@@ -223,12 +226,11 @@ export class NodeSlots {
       // Refused at the last moment it could still be sent and answered in time; the answer time
       // is looked at again then, since it may have changed while the call waited.
       const expireLater = (): void => {
-        waiter.timer = setTimeout(() => {
+        waiter.timer = this.#timers.setTimeout(() => {
           const left = deadline - this.#clock() - this.answerMs
           if (left > 0) return expireLater()
           if (leave()) waiter.reject(new NoSlot('expired', this.#clock() - now, left, this.#clock() - now))
         }, Math.max(0, deadline - this.#clock() - this.answerMs))
-        waiter.timer.unref?.()
       }
       expireLater()
       cancel.listen(reason => { if (leave()) reject(reason) })
@@ -254,7 +256,7 @@ export class NodeSlots {
   /** Sends every waiting call away with `reason` (the node failed, or the pool is closing). */
   clear (reason: unknown): void {
     for (const waiter of this.#waiting.splice(0)) {
-      clearTimeout(waiter.timer)
+      this.#timers.clearTimeout(waiter.timer)
       waiter.reject(reason)
     }
     this.#standingSince = undefined
@@ -298,7 +300,7 @@ export class NodeSlots {
     const now = this.#clock()
     while (this.#inFlight < this.#limit && this.#waiting.length > 0) {
       const waiter = this.#waiting.shift() as Waiter
-      clearTimeout(waiter.timer)
+      this.#timers.clearTimeout(waiter.timer)
       if (waiter.deadline - now < this.answerMs) {
         waiter.reject(new NoSlot('expired', now - waiter.since, waiter.deadline - now - this.answerMs, now - waiter.since))
         continue
@@ -324,7 +326,7 @@ export class NodeSlots {
 
   #refuseLast (refusal: NoSlot): void {
     const last = this.#waiting.pop() as Waiter
-    clearTimeout(last.timer)
+    this.#timers.clearTimeout(last.timer)
     if (this.#waiting.length === 0) this.#standingSince = undefined
     last.reject(refusal)
   }

@@ -238,7 +238,7 @@ describe('PocketNetProxyApi', () => {
     assert.deepEqual(clientOptionsFromEnv({ RPC_DEADLINE_MS: '' }), {}, 'an empty variable is unset')
     assert.throws(() => clientOptionsFromEnv({ RPC_TIMEOUT_MS: 'soon' }), { name: 'TypeError', message: 'clientOptionsFromEnv: RPC_TIMEOUT_MS must be a whole number (got "soon")' })
     assert.deepEqual(clientOptionsFromEnv({ POCKETNET_NETWORK: 'test' }), { network: 'test' })
-    await assert.rejects(PocketNetProxyApi.create({ nodes: [node.url], network: 'regtest' as 'test' }), { name: 'TypeError', message: /option network must be "main" or "test" \(got "regtest"\)/ })
+    await assert.rejects(PocketNetProxyApi.create({ nodes: [node.url], network: 'signet' as 'test' }), { name: 'TypeError', message: /option network must be "main", "test" or "regtest" \(got "signet"\)/ })
     const api = await createClient(t, clientOptionsFromEnv(env))
     assert.deepEqual(api.nodes().map(snapshot => snapshot.url), [node.url])
     // Without options, the built-in list, whatever the process environment says.

@@ -45,10 +45,38 @@ describe('NodeHealth', () => {
     const failing = new NodeHealth(policy)
     failing.recordSuccess(20)
     failing.recordFailure('x', 0)
-    assert.ok(fast.score() < slow.score())
-    assert.ok(fast.score() < failing.score())
-    fast.inFlight = 20
-    assert.ok(fast.score() > new NodeHealth(policy).score() / 10)
+    assert.ok(fast.score(0) < slow.score(0))
+    assert.ok(fast.score(0) < failing.score(0))
+    assert.ok(fast.score(20) > new NodeHealth(policy).score(0) / 10)
+  })
+
+  it('weighs latency, recent failures and calls in flight as documented', () => {
+    const health = new NodeHealth(policy)
+    health.recordSuccess(99)
+    assert.equal(health.score(0), 100)
+    assert.equal(health.score(4), 200, 'four calls in flight double it')
+    health.recordFailure('RPC_ERR_TIMEOUT', 0)
+    // An error rate of 0.5 (smoothing 0.5 from 0) makes it 1 + 4 × 0.5 = 3 times slower.
+    assert.equal(health.score(0), 300)
+    assert.equal(new NodeHealth(policy).score(0), 1001, 'a node that never answered counts as 1 s slow')
+  })
+
+  it('goes half-open only from open, when its probe begins', () => {
+    const health = new NodeHealth(policy)
+    health.beginProbe()
+    assert.equal(health.circuit, 'closed')
+    health.recordFailure('RPC_ERR_TRANSPORT', 0)
+    health.beginProbe()
+    assert.equal(health.circuit, 'half-open')
+    health.recordFailure('RPC_ERR_TRANSPORT', 10)
+    assert.deepEqual([health.circuit, health.retryAt], ['open', 10 + 2000], 'a failed probe reopens it for twice the cooldown')
+  })
+
+  it('keeps the latest report of a node, lower or not', () => {
+    const health = new NodeHealth(policy)
+    health.noteReport('0.22.7', 1000)
+    health.noteReport('0.22.7', 900)
+    assert.deepEqual([health.version, health.height], ['0.22.7', 900])
   })
 })
 

@@ -81,7 +81,7 @@ describe('GET /readyz follows the nodes answering now', () => {
     const honest = await startEmulator(t, { height: HONEST_HEIGHT })
     // The honest node does not answer at start: the liar alone sets the tip.
     honest.setFault({ kind: 'hang' }, { method: 'getnodeinfo', times: 1 })
-    const { get } = await startApp(t, { nodes: [liar.url, honest.url], env: { ...NO_CACHE, POCKETNET_PROBE_INTERVAL_MS: '50', RPC_TIMEOUT_MS: '200' } })
+    const { get } = await startApp(t, { nodes: [liar.url, honest.url], env: { ...NO_CACHE, POCKETNET_PROBE_INTERVAL_MS: '50', RPC_TIMEOUT_MS: '200', RPC_DEADLINE_MS: '400' } })
     await liar.stop()
     const response = await until('readiness to return', () => get('/readyz'), ({ status }) => status === 200)
     const { data } = response.body as Readiness
