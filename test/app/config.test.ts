@@ -37,7 +37,7 @@ describe('loadConfig', () => {
         continue
       }
       if (option === 'network') {
-        assert.deepEqual([schema.default, (schema as { enum?: unknown }).enum], ['main', ['main', 'test']])
+        assert.deepEqual([schema.default, (schema as { enum?: unknown }).enum], ['main', ['main', 'test', 'regtest']])
         continue
       }
       const range = OPTION_RANGES[option]

@@ -90,6 +90,6 @@ describe('compatibility mode: the ecosystem\'s Signature header', () => {
   it('needs BASTYON_APP_ID', () => {
     assert.throws(() => loadConfig({ AUTH_ACCEPT_SIGNATURE_HEADER: 'true' }), /AUTH_ACCEPT_SIGNATURE_HEADER needs BASTYON_APP_ID/)
     assert.throws(() => loadConfig({ BASTYON_APP_ID: 'Demo App' }), /BASTYON_APP_ID must be empty \(sign-in off\), or the mini-app's manifest id/)
-    assert.throws(() => loadConfig({ POCKETNET_NETWORK: 'regtest' }), /POCKETNET_NETWORK must be main or test/)
+    assert.throws(() => loadConfig({ POCKETNET_NETWORK: 'signet' }), /POCKETNET_NETWORK must be main, test or regtest/)
   })
 })
