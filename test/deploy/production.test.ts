@@ -8,12 +8,13 @@
 import assert from 'node:assert/strict'
 import { execFile, spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs'
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { describe, it } from 'node:test'
 import { promisify } from 'node:util'
+import { ensureBuilt } from '../helpers/built.js'
 import { startEmulator } from '../helpers/start-emulator.js'
 
 const run = promisify(execFile)
@@ -48,12 +49,10 @@ describe('the production path', () => {
     const work = mkdtempSync(join(tmpdir(), 'production-'))
     t.after(() => rmSync(work, { recursive: true, force: true }))
 
-    // The build stage: the sources and the dev dependencies (installed already: linked).
-    const build = join(work, 'build')
-    mkdirSync(build)
-    for (const entry of ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'lib', 'src']) cpSync(join(ROOT, entry), join(build, entry), { recursive: true })
-    symlinkSync(join(ROOT, 'node_modules'), join(build, 'node_modules'))
-    await run('npm', ['run', 'build'], { cwd: build })
+    // The build stage: `npm run build` over the files it copies (the next test checks that list),
+    // made once for every test that runs the build (helpers/built.ts).
+    ensureBuilt()
+    const build = ROOT
 
     // The runtime stage: no sources, no dev dependencies.
     const runtime = join(work, 'runtime')
@@ -113,6 +112,9 @@ describe('the production path', () => {
     const args = (stage: typeof build, instruction: string): string[] => stage.filter(step => step.instruction === instruction).map(step => step.args)
     assert.match(args(build, 'FROM')[0] ?? '', /^node:20-slim AS build$/)
     assert.ok(args(build, 'RUN').includes('npm run build'))
+    // What `npm run build` reads: the manifests, both tsconfigs, lib and src.
+    const buildInputs = args(build, 'COPY').flatMap(copy => copy.split(/\s+/).slice(0, -1)).sort()
+    assert.deepEqual(buildInputs, ['lib', 'lib/package.json', 'package-lock.json', 'package.json', 'src', 'tsconfig.build.json', 'tsconfig.json'])
     assert.match(args(runtime, 'FROM')[0] ?? '', /^node:20-slim\b/)
     assert.ok(args(runtime, 'RUN').some(run => run.startsWith('npm ci --omit=dev')), 'production dependencies only')
     const copied = args(runtime, 'COPY').map(copy => copy.split(/\s+/))

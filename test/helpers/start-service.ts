@@ -1,11 +1,13 @@
 /**
- * Runs `src/server.ts` as its own process, as `npm start` does (the start script's V8 flag) but
- * with tsx's loader, and reads its stdout as JSON log lines: for tests of the process itself
- * (signals, exit codes, cluster workers). Kills what is left of it when the test ends.
+ * Runs the built service as its own process, as `npm start` does (`node` with the start
+ * script's V8 flag on dist/src/server.js; built.ts builds it once), and reads its stdout as JSON
+ * log lines: for tests of the process itself (signals, exit codes, cluster workers). Kills what
+ * is left of it when the test ends.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { createInterface } from 'node:readline'
+import { ensureBuilt } from './built.js'
 
 const ROOT = new URL('../../', import.meta.url).pathname
 
@@ -32,7 +34,8 @@ export interface StartOptions {
 }
 
 export function startService (t: WithAfter, env: Record<string, string>, options: StartOptions = {}): ServiceProcess {
-  const child = spawn(process.execPath, ['--retain-maps-for-n-gc=1000', '--import', 'tsx', 'src/server.ts'], {
+  ensureBuilt()
+  const child = spawn(process.execPath, ['--retain-maps-for-n-gc=1000', 'dist/src/server.js'], {
     cwd: ROOT,
     detached: options.group ?? false,
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', NODE_ENV: 'production', ...env },

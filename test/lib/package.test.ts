@@ -1,5 +1,5 @@
 /**
- * lib/ as the package a mini-app developer installs: `npm pack` (which builds it), installed from
+ * lib/ as the package a mini-app developer installs: `npm pack` of its build, installed from
  * the tarball into an empty project with npm's cache only, then used from plain JavaScript against
  * the emulator and from TypeScript under `tsc --strict`.
  */
@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, it } from 'node:test'
 import { promisify } from 'node:util'
+import { ensureBuilt } from '../helpers/built.js'
 import { startEmulator } from '../helpers/start-emulator.js'
 
 const run = promisify(execFile)
@@ -83,7 +84,9 @@ describe('the pocketnet-client package', () => {
   it('packs only its build, installs offline into an empty project without Fastify, and works from JavaScript and typed TypeScript', async (t) => {
     const work = mkdtempSync(join(tmpdir(), 'sdk-'))
     t.after(() => rmSync(work, { recursive: true, force: true }))
-    const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', work], { cwd: join(ROOT, 'lib') })
+    // Packed from the shared build (its prepack script would build lib again).
+    ensureBuilt()
+    const { stdout } = await run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', work], { cwd: join(ROOT, 'lib') })
     const [packed] = JSON.parse(stdout.slice(stdout.indexOf('['))) as Array<{ filename: string, files: Array<{ path: string }> }>
     assert.ok(packed)
     const files = packed.files.map(file => file.path)

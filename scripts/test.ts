@@ -1,0 +1,146 @@
+/**
+ * `npm test` and `npm run test:quick`.
+ *
+ * - `npm test`: lint, type check and build side by side, then every test with coverage, then
+ *   the coverage check (lines ≥ 90 % on lib/ and src/: .c8rc.json).
+ * - `npm run test:quick`: lint, type check and the unit tests (test/lib), without coverage: the
+ *   loop while changing code.
+ *
+ * Test files run in groups, one process per group: the files of a folder together (a process
+ * pays for loading the service once, not once per file), except the files that take long
+ * alone, which get a process of their own so that the lanes stay even. Groups run two at a time
+ * (this machine's two cores), longest first; each group's output is printed when it ends, with
+ * its time. A file run alone (`npx tsx --test test/routes/user.test.ts`) works as before.
+ *
+ * What the suite needs from Debian (chromium, redis-server) is checked first, with one line per
+ * missing package.
+ */
+import { spawn, spawnSync } from 'node:child_process'
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+
+const ROOT = resolve(import.meta.dirname, '..')
+const quick = process.argv.includes('--quick')
+/** Test processes at once: one per core, and one more, since the slowest groups mostly wait (browsers, timers). */
+const LANES = 3
+/** Files that take long enough to get a process of their own, longest first. */
+const ALONE = ['app/cluster', 'e2e/demo-page', 'app/shutdown', 'deploy/production', 'lib/package']
+/** Folders that are not part of `npm test`: the contract suite needs a real node (npm run test:contract). */
+const NOT_HERE = new Set(['contract', 'helpers', 'fixtures'])
+const GROUPS_DIR = join(ROOT, 'test', '.groups')
+const COVERAGE_DIR = join(ROOT, 'coverage', 'tmp')
+
+interface Group { name: string, files: string[] }
+interface Outcome { name: string, code: number, output: string, seconds: number, passed: number, failed: number }
+
+function bin (name: string): string {
+  return join(ROOT, 'node_modules', '.bin', name)
+}
+
+/** Runs `command`, its output kept for when it ends. */
+function runQuietly (name: string, command: string, args: string[], env: NodeJS.ProcessEnv = process.env): Promise<Outcome> {
+  const started = performance.now()
+  return new Promise(resolve => {
+    const child = spawn(command, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
+    let output = ''
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => { output += chunk })
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => { output += chunk })
+    child.on('close', (code, signal) => {
+      const count = (word: string): number => Number(new RegExp(`^# ${word} (\\d+)$`, 'm').exec(output)?.[1] ?? 0)
+      resolve({ name, code: code ?? (signal ? 1 : 0), output, seconds: (performance.now() - started) / 1000, passed: count('pass'), failed: count('fail') })
+    })
+  })
+}
+
+/** Runs `jobs` at most `lanes` at a time, in order, printing each one's output as it ends. */
+async function inLanes (jobs: Array<() => Promise<Outcome>>, lanes: number): Promise<Outcome[]> {
+  const outcomes: Outcome[] = []
+  let next = 0
+  const lane = async (): Promise<void> => {
+    while (next < jobs.length) {
+      const outcome = await (jobs[next++] as () => Promise<Outcome>)()
+      process.stdout.write(outcome.output)
+      console.log(`# ${outcome.name}: ${outcome.code === 0 ? 'ok' : 'FAILED'} in ${outcome.seconds.toFixed(1)} s`)
+      outcomes.push(outcome)
+    }
+  }
+  await Promise.all(Array.from({ length: lanes }, lane))
+  return outcomes
+}
+
+/** One line per Debian package the suite needs and this machine lacks. */
+function missingPackages (): string[] {
+  const has = (command: string): boolean => spawnSync('sh', ['-c', `command -v ${command}`]).status === 0
+  const missing: string[] = []
+  if (!has('redis-server')) missing.push('redis-server (the scale-out, sign-in and rate-limit tests start one): apt-get install redis-server')
+  if (process.env.CHROMIUM_PATH === undefined && !has('chromium')) missing.push('chromium (the demo page is tested in it): apt-get install chromium')
+  return missing
+}
+
+function testGroups (): Group[] {
+  const folders = quick
+    ? ['lib']
+    : readdirSync(join(ROOT, 'test'), { withFileTypes: true })
+      .filter(entry => entry.isDirectory() && !entry.name.startsWith('.') && !NOT_HERE.has(entry.name))
+      .map(entry => entry.name)
+  const alone: Group[] = []
+  const grouped: Group[] = []
+  for (const folder of folders.sort()) {
+    const files = readdirSync(join(ROOT, 'test', folder)).filter(name => name.endsWith('.test.ts')).sort().map(name => `${folder}/${name}`)
+    const rest = files.filter(file => !ALONE.includes(file.replace(/\.test\.ts$/, '')))
+    for (const file of files) if (!rest.includes(file)) alone.push({ name: file.replace(/\.test\.ts$/, ''), files: [file] })
+    if (rest.length > 0) grouped.push({ name: folder, files: rest })
+  }
+  alone.sort((a, b) => ALONE.indexOf(a.name) - ALONE.indexOf(b.name))
+  // The bigger folders first: they take longest.
+  grouped.sort((a, b) => b.files.length - a.files.length)
+  return [...alone, ...grouped]
+}
+
+/** An entry file that imports the group's files, for `node --test` to run in one process. */
+function entryOf (group: Group): string {
+  const entry = join(GROUPS_DIR, `${group.name.replaceAll('/', '-')}.test.ts`)
+  writeFileSync(entry, group.files.map(file => `import '../${file}'\n`).join(''))
+  return entry
+}
+
+const missing = quick ? [] : missingPackages()
+if (missing.length > 0) {
+  for (const line of missing) console.error(`npm test needs ${line}`)
+  process.exit(1)
+}
+
+const checks = await inLanes([
+  () => runQuietly('lint', bin('eslint'), ['.']),
+  () => runQuietly('typecheck', bin('tsc'), ['--noEmit']),
+  // The build the process tests run (test/helpers/built.ts), made while the checks run.
+  ...(quick ? [] : [() => runQuietly('build', process.execPath, ['--import', 'tsx', '-e', "import('./test/helpers/built.ts').then(m => m.ensureBuilt())"])]),
+], 3)
+if (checks.some(check => check.code !== 0)) {
+  console.error(`npm test: ${checks.filter(check => check.code !== 0).map(check => check.name).join(', ')} failed`)
+  process.exit(1)
+}
+
+rmSync(GROUPS_DIR, { recursive: true, force: true })
+mkdirSync(GROUPS_DIR, { recursive: true })
+const coverage = !quick
+const env = coverage ? { ...process.env, NODE_V8_COVERAGE: COVERAGE_DIR } : process.env
+if (coverage) rmSync(join(ROOT, 'coverage'), { recursive: true, force: true })
+const groups = testGroups()
+const outcomes = await inLanes(groups.map(group => () => runQuietly(group.name, process.execPath, ['--import', 'tsx', '--test', entryOf(group)], env)), quick ? 2 : LANES)
+rmSync(GROUPS_DIR, { recursive: true, force: true })
+
+const passed = outcomes.reduce((sum, outcome) => sum + outcome.passed, 0)
+const failed = outcomes.reduce((sum, outcome) => sum + outcome.failed, 0)
+const broken = outcomes.filter(outcome => outcome.code !== 0)
+console.log('\n# groups, slowest first:')
+for (const outcome of [...outcomes].sort((a, b) => b.seconds - a.seconds)) console.log(`#   ${outcome.name.padEnd(22)} ${outcome.seconds.toFixed(1).padStart(5)} s  ${outcome.passed} passed${outcome.failed ? `, ${outcome.failed} failed` : ''}`)
+if (broken.length > 0) console.log(`# failed: ${broken.map(outcome => outcome.name).join(', ')}`)
+
+let covered = true
+if (coverage) {
+  const report = spawnSync(bin('c8'), ['report', '--temp-directory', COVERAGE_DIR, '--check-coverage'], { cwd: ROOT, stdio: 'inherit' })
+  covered = report.status === 0
+}
+console.log(`${passed} passed, ${failed} failed`)
+process.exit(broken.length === 0 && failed === 0 && covered ? 0 : 1)

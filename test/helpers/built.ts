@@ -1,0 +1,64 @@
+/**
+ * The built service (`npm run build`: lib/dist and dist), made once for every test that runs it
+ * as a process (the cluster, shutdown, production and package tests), and again only when a
+ * source changed since. `npm test` builds first (scripts/test.ts); a test file run on its own
+ * builds here when the build is missing or older than the sources. Parallel test files wait for
+ * one build under a lock.
+ */
+import { execFileSync } from 'node:child_process'
+import { mkdirSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+
+export const ROOT = new URL('../../', import.meta.url).pathname
+const STAMP = join(ROOT, 'dist', '.built')
+const LOCK = join(ROOT, '.build-lock')
+/** A lock older than this was left by a build that died. */
+const STALE_LOCK_MS = 120_000
+const INPUTS = ['src', 'lib', 'tsconfig.json', 'tsconfig.build.json', 'lib/tsconfig.json', 'package.json', 'lib/package.json']
+
+function newestMtime (path: string): number {
+  const stat = statSync(path, { throwIfNoEntry: false })
+  if (stat === undefined) return 0
+  if (!stat.isDirectory()) return stat.mtimeMs
+  let newest = 0
+  for (const entry of readdirSync(path)) {
+    if (entry === 'dist' || entry === 'node_modules') continue
+    newest = Math.max(newest, newestMtime(join(path, entry)))
+  }
+  return newest
+}
+
+function isCurrent (): boolean {
+  const built = statSync(STAMP, { throwIfNoEntry: false })?.mtimeMs ?? 0
+  return built > 0 && INPUTS.every(input => newestMtime(join(ROOT, input)) <= built)
+}
+
+function sleep (ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms)
+}
+
+/** Builds unless the build is current; returns once it is. */
+export function ensureBuilt (): void {
+  for (;;) {
+    if (isCurrent()) return
+    try {
+      mkdirSync(LOCK)
+    } catch {
+      const age = Date.now() - (statSync(LOCK, { throwIfNoEntry: false })?.mtimeMs ?? Date.now())
+      if (age > STALE_LOCK_MS) rmSync(LOCK, { recursive: true, force: true })
+      sleep(100)
+      continue
+    }
+    try {
+      if (isCurrent()) return
+      const started = Date.now()
+      execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] })
+      // Stamped with the time the build started: a source saved during the build makes it stale.
+      writeFileSync(STAMP, '')
+      utimesSync(STAMP, new Date(started), new Date(started))
+      return
+    } finally {
+      rmSync(LOCK, { recursive: true, force: true })
+    }
+  }
+}
