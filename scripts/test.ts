@@ -1,8 +1,9 @@
 /**
  * `npm test` and `npm run test:quick`.
  *
- * - `npm test`: lint, type check and build side by side, then every test with coverage, then
- *   the coverage check (lines ≥ 90 % on lib/ and src/: .c8rc.json).
+ * - `npm test`: lint, type check, the build and every test with coverage, then the coverage
+ *   check (lines ≥ 90 % on lib/ and src/: .c8rc.json); a failed check fails the run, but the
+ *   tests still run, so that one run says everything that is wrong.
  * - `npm run test:quick`: lint, type check and the unit tests (test/lib), without coverage: the
  *   loop while changing code.
  *
@@ -23,8 +24,8 @@ const ROOT = resolve(import.meta.dirname, '..')
 const quick = process.argv.includes('--quick')
 /** Test processes at once: one per core, and one more, since the slowest groups mostly wait (browsers, timers). */
 const LANES = 3
-/** Files that take long enough to get a process of their own, longest first. */
-const ALONE = ['app/cluster', 'e2e/demo-page', 'app/shutdown', 'deploy/production', 'lib/package']
+/** Files that take long enough to get a process of their own, longest first (the first goes beside the build). */
+const ALONE = ['e2e/demo-page', 'app/cluster', 'app/shutdown', 'deploy/production', 'lib/package']
 /** Folders that are not part of `npm test`: the contract suite needs a real node (npm run test:contract). */
 const NOT_HERE = new Set(['contract', 'helpers', 'fixtures'])
 const GROUPS_DIR = join(ROOT, 'test', '.groups')
@@ -110,30 +111,29 @@ if (missing.length > 0) {
   process.exit(1)
 }
 
-const checks = await inLanes([
-  () => runQuietly('lint', bin('eslint'), ['.']),
-  () => runQuietly('typecheck', bin('tsc'), ['--noEmit']),
-  // The build the process tests run (test/helpers/built.ts), made while the checks run.
-  ...(quick ? [] : [() => runQuietly('build', process.execPath, ['--import', 'tsx', '-e', "import('./test/helpers/built.ts').then(m => m.ensureBuilt())"])]),
-], 3)
-if (checks.some(check => check.code !== 0)) {
-  console.error(`npm test: ${checks.filter(check => check.code !== 0).map(check => check.name).join(', ')} failed`)
-  process.exit(1)
-}
-
 rmSync(GROUPS_DIR, { recursive: true, force: true })
 mkdirSync(GROUPS_DIR, { recursive: true })
 const coverage = !quick
 const env = coverage ? { ...process.env, NODE_V8_COVERAGE: COVERAGE_DIR } : process.env
 if (coverage) rmSync(join(ROOT, 'coverage'), { recursive: true, force: true })
-const groups = testGroups()
-const outcomes = await inLanes(groups.map(group => () => runQuietly(group.name, process.execPath, ['--import', 'tsx', '--test', entryOf(group)], env)), quick ? 2 : LANES)
+const test = (group: Group) => () => runQuietly(group.name, process.execPath, ['--import', 'tsx', '--test', entryOf(group)], env)
+const [first, ...rest] = testGroups().map(test)
+// One queue for the checks and the tests: the checks' CPU fills what the tests leave while they
+// wait on browsers and timers. The build goes first, since the process tests wait for it
+// (test/helpers/built.ts), and the slowest group beside it.
+const outcomes = await inLanes([
+  ...(quick ? [] : [() => runQuietly('build', process.execPath, ['--import', 'tsx', '-e', "import('./test/helpers/built.ts').then(m => m.ensureBuilt())"])]),
+  ...(first ? [first] : []),
+  () => runQuietly('lint', bin('eslint'), ['.']),
+  () => runQuietly('typecheck', bin('tsc'), ['--noEmit']),
+  ...rest,
+], LANES)
 rmSync(GROUPS_DIR, { recursive: true, force: true })
 
 const passed = outcomes.reduce((sum, outcome) => sum + outcome.passed, 0)
 const failed = outcomes.reduce((sum, outcome) => sum + outcome.failed, 0)
 const broken = outcomes.filter(outcome => outcome.code !== 0)
-console.log('\n# groups, slowest first:')
+console.log('\n# checks and groups, slowest first:')
 for (const outcome of [...outcomes].sort((a, b) => b.seconds - a.seconds)) console.log(`#   ${outcome.name.padEnd(22)} ${outcome.seconds.toFixed(1).padStart(5)} s  ${outcome.passed} passed${outcome.failed ? `, ${outcome.failed} failed` : ''}`)
 if (broken.length > 0) console.log(`# failed: ${broken.map(outcome => outcome.name).join(', ')}`)
 

@@ -3,6 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { createInterface } from 'node:readline'
 import { describe, it } from 'node:test'
+import { ensureBuilt } from '../helpers/built.js'
 import { startEmulator } from '../helpers/start-emulator.js'
 
 const ROOT = new URL('../../', import.meta.url).pathname
@@ -14,9 +15,10 @@ interface Server {
   logged (pattern: RegExp): Promise<void>
 }
 
-/** Starts `src/server.ts` as its own process on a free port; resolves once it listens. */
+/** Starts the built service (dist/src/server.js, as npm start does) as its own process on a free port; resolves once it listens. */
 async function startServer (t: { after (fn: () => unknown): void }, env: Record<string, string>): Promise<Server> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+  ensureBuilt()
+  const child = spawn(process.execPath, ['dist/src/server.js'], {
     cwd: ROOT,
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', NODE_ENV: 'production', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
