@@ -29,6 +29,8 @@ const ALONE = ['e2e/demo-page', 'app/cluster', 'app/shutdown', 'deploy/productio
 /** Folders that are not part of `npm test`: the contract suite needs a real node (npm run test:contract). */
 const NOT_HERE = new Set(['contract', 'helpers', 'fixtures'])
 const GROUPS_DIR = join(ROOT, 'test', '.groups')
+/** No group takes nearly this long; one that does is stuck. */
+const HANG_AFTER_MS = 300_000
 const COVERAGE_DIR = join(ROOT, 'coverage', 'tmp')
 
 interface Group { name: string, files: string[] }
@@ -44,9 +46,15 @@ function runQuietly (name: string, command: string, args: string[], env: NodeJS.
   return new Promise(resolve => {
     const child = spawn(command, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
     let output = ''
+    // A hang becomes a failure that names the group, not a run that never ends.
+    const guard = setTimeout(() => {
+      output += `\n# ${name} still running after ${HANG_AFTER_MS / 1000} s: killed\n`
+      child.kill('SIGKILL')
+    }, HANG_AFTER_MS)
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => { output += chunk })
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => { output += chunk })
     child.on('close', (code, signal) => {
+      clearTimeout(guard)
       const count = (word: string): number => Number(new RegExp(`^# ${word} (\\d+)$`, 'm').exec(output)?.[1] ?? 0)
       resolve({ name, code: code ?? (signal ? 1 : 0), output, seconds: (performance.now() - started) / 1000, passed: count('pass'), failed: count('fail') })
     })

@@ -5,6 +5,7 @@ import { createInterface } from 'node:readline'
 import { describe, it } from 'node:test'
 import { ensureBuilt } from '../helpers/built.js'
 import { startEmulator } from '../helpers/start-emulator.js'
+import { waitFor } from '../helpers/wait-for.js'
 
 const ROOT = new URL('../../', import.meta.url).pathname
 
@@ -43,12 +44,14 @@ async function startServer (t: { after (fn: () => unknown): void }, env: Record<
 describe('graceful shutdown', () => {
   it('finishes every request in flight on SIGTERM, then exits 0', async (t) => {
     const node = await startEmulator(t, { latencyMs: 300 })
-    const { child, url } = await startServer(t, { POCKETNET_NODES: node.url, CACHE_TTL_SEARCH_MS: '0' })
+    // Room for all 20 at once: this is about shutting down, not about the node's capacity (a
+    // call the pool sheds would never reach the node).
+    const { child, url } = await startServer(t, { POCKETNET_NODES: node.url, CACHE_TTL_SEARCH_MS: '0', POCKETNET_NODE_THREADS: '20', POCKETNET_CONNECTIONS_PER_NODE: '20' })
     await fetch(`${url}/api/nodeinfo`)
     node.clearCalls()
     const requests = Array.from({ length: 20 }, (_, i) => fetch(`${url}/api/search?keyword=bitcoin&page=${i}&pageSize=5`).then(async response => ({ status: response.status, body: await response.json() })))
     // Signal once every request has reached the node: they are all in flight.
-    while (node.callsTo('search').length < 20) await new Promise(resolve => setImmediate(resolve))
+    await waitFor('20 searches to reach the node', () => node.callsTo('search').length >= 20)
     const exit = once(child, 'exit')
     child.kill('SIGTERM')
     const answers = await Promise.all(requests)
@@ -65,7 +68,7 @@ describe('graceful shutdown', () => {
     await fetch(`${url}/api/nodeinfo`)
     node.clearCalls()
     const request = fetch(`${url}/api/search?keyword=bitcoin`).then(response => response.status)
-    while (node.callsTo('search').length < 1) await new Promise(resolve => setImmediate(resolve))
+    await waitFor('the search to reach the node', () => node.callsTo('search').length >= 1)
     const exit = once(child, 'exit')
     const draining = logged(/shutting down/)
     child.kill('SIGINT')
@@ -82,7 +85,7 @@ describe('graceful shutdown', () => {
     node.setFault({ kind: 'hang' }, { method: 'search' })
     const { child, url, logged } = await startServer(t, { POCKETNET_NODES: node.url, SHUTDOWN_TIMEOUT_MS: '60000', RPC_TIMEOUT_MS: '60000', RPC_DEADLINE_MS: '60000' })
     const hanging = fetch(`${url}/api/search?keyword=x`).catch(() => 'dropped')
-    while (node.callsTo('search').length < 1) await new Promise(resolve => setImmediate(resolve))
+    await waitFor('the search to reach the node', () => node.callsTo('search').length >= 1)
     const exit = once(child, 'exit')
     const draining = logged(/shutting down/)
     child.kill('SIGTERM')

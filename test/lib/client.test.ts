@@ -5,6 +5,7 @@ import { describe, it } from 'node:test'
 import { DEFAULT_NODES, PocketNetProxyApi, clientOptionsFromEnv, type ClientOptions } from '../../lib/index.js'
 import { resolveOptions } from '../../lib/options.js'
 import { startEmulator, startEmulators } from '../helpers/start-emulator.js'
+import { waitFor } from '../helpers/wait-for.js'
 
 // The answer cache is off unless a test turns it on: these tests change a node's behaviour
 // between identical calls.
@@ -218,7 +219,7 @@ describe('PocketNetProxyApi', () => {
     const calls = [api.rpc.search({ keyword: 'bitcoin', type: 'content', pageStart: 0, pageSize: 5 }), api.rpc.getnodeinfo()]
     const outcomes = Promise.allSettled(calls)
     // Both calls have reached the node before the client closes.
-    while (node.callsTo('search').length === 0 || node.callsTo('getnodeinfo').length < 2) await new Promise(resolve => setImmediate(resolve))
+    await waitFor('the search and the probes to reach the node', () => node.callsTo('search').length > 0 && node.callsTo('getnodeinfo').length >= 2)
     await api.close()
     assert.deepEqual((await outcomes).map(outcome => outcome.status === 'rejected' ? (outcome.reason as { code?: string }).code : 'fulfilled'), ['RPC_ERR_CLOSED', 'RPC_ERR_CLOSED'])
   })
