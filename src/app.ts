@@ -17,9 +17,11 @@ import accessLog from './http/access-log.js'
 import draining from './http/draining.js'
 import errorHandler from './http/error-handler.js'
 import httpCache from './http/http-cache.js'
+import jsonBody from './http/json-body.js'
 import requestId from './http/request-id.js'
 import { serverOptions } from './http/server-options.js'
 import underPressure from './http/under-pressure.js'
+import unrouted from './http/unrouted.js'
 import urlLimit from './http/url-limit.js'
 import metrics from './metrics/plugin.js'
 import cors from './plugins/external/cors.js'
@@ -55,6 +57,7 @@ export async function buildApp (config: AppConfig, overrides: AppOverrides = {})
   await app.register(errorHandler)
   await app.register(redis, { clock: overrides.clock })
   await app.register(rateLimit, { clock: overrides.clock })
+  await app.register(jsonBody)
   // After the rate limit: a route's sign-in check runs after its count.
   await app.register(auth, { now: overrides.now })
   await app.register(metrics)
@@ -65,6 +68,10 @@ export async function buildApp (config: AppConfig, overrides: AppOverrides = {})
   await app.register(draining)
   await app.register(accessLog)
   await app.register(helmet)
+  // After the rate limit's count and the metrics' in-flight count, before CORS answers
+  // preflights: a request no route answers, an OPTIONS that is no preflight and a request
+  // without Host are answered here, before any body is read.
+  await app.register(unrouted)
   await app.register(cors, { ledger })
   // Overload (503) applies to every route: after the metrics' in-flight count, whose onResponse
   // hook would otherwise uncount a request it never counted, and after CORS, so that a browser

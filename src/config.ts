@@ -50,6 +50,7 @@ export const ConfigSchema = Type.Object({
   MAX_URL_LENGTH: integer({ default: 2048, min: 64, max: 65_536 }),
   MAX_HEADER_BYTES: integer({ default: 16_384, min: 1024, max: 1_048_576 }, ' (bytes)'),
   REQUEST_TIMEOUT_MS: integer({ default: 30_000, min: 100, max: 600_000 }, MS),
+  MAX_BODY_BYTES: integer({ default: 16_384, min: 1024, max: 1_048_576 }, ' (bytes; a route may take less)'),
   MAX_EVENT_LOOP_DELAY_MS: integer({ default: 1000, min: 0, max: 60_000 }, ' (milliseconds; 0 turns the check off)'),
   BASTYON_APP_ID: Type.String({ default: '', pattern: '^([a-z0-9.]{1,128})?$', description: "empty (sign-in off), or the mini-app's manifest id as the host uses it: lowercase letters, digits and dots, such as demo.pocketnet.app" }),
   POCKETNET_NETWORK: Type.Unsafe<PocketnetNetwork>({ type: 'string', enum: [...POCKETNET_NETWORKS], default: 'main', description: 'main, test or regtest: the network of the nodes, whose addresses the API and sign-in accept' }),

@@ -49,6 +49,12 @@ const STATUS_TITLES: Record<number, string> = {
   431: 'Request header fields too large',
 }
 
+/** The 404 for a request no route answers. */
+export function notFound (request: FastifyRequest): HttpError {
+  const path = request.url.length > 200 ? `${request.url.slice(0, 200)}…` : request.url
+  return new HttpError(404, 'Not found', `No route answers ${request.method} ${path}`)
+}
+
 /** The spec's rule for the `error` field. */
 export function errorText (err: unknown): string {
   return err instanceof Error ? err.message : 'Unknown error'
@@ -117,8 +123,8 @@ export default fp(async (app) => {
     return send(reply, 500, 'Internal server error', development ? errorText(err) : 'Unknown error')
   })
 
-  app.setNotFoundHandler((request, reply) => {
-    const path = request.url.length > 200 ? `${request.url.slice(0, 200)}…` : request.url
-    return send(reply, 404, 'Not found', `No route answers ${request.method} ${path}`)
+  // unrouted.ts answers first, in an onRequest hook; this stays for what reaches it anyway.
+  app.setNotFoundHandler((request) => {
+    throw notFound(request)
   })
 }, { name: 'error-handler' })

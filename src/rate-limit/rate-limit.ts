@@ -5,7 +5,8 @@
  * every counted answer carries X-RateLimit-Limit, -Remaining and -Reset.
  *
  * Every route counts unless its config says `rateLimit: false` (probes, metrics); a route with
- * `rateLimit: { max, timeWindow }` gets the plugin's limits of its own.
+ * `rateLimit: { max, timeWindow }` gets the plugin's limits of its own. Requests no route
+ * answers count too: unknown routes, CORS preflights, and malformed URLs (server-options.ts).
  *
  * The fast path answers in front of Fastify, so it counts too, in the same store
  * (`app.countRequest`), and keeps its count on the request: when it hands a request on to
@@ -107,4 +108,10 @@ export default fp<RateLimitOptions>(async (app, { clock }) => {
     if (route.config?.rateLimit !== undefined) return
     route.onRequest = [...[route.onRequest ?? []].flat(), countOnce]
   })
+  // What no route's hook counts: a request no route matches (answered 404 by http/unrouted.ts
+  // before its body is read), and a CORS preflight, which @fastify/cors answers in a hook of its
+  // own before any route's. Counted here, in the app's first hooks, so that neither is free.
+  app.addHook('onRequest', mirroredByReplay(async function countUnrouted (request: FastifyRequest, reply: FastifyReply) {
+    if (request.is404 || request.method === 'OPTIONS' || request.headers.host === undefined) await countOnce(request, reply)
+  }))
 }, { name: 'rate-limit', dependencies: ['redis'] })

@@ -4,6 +4,7 @@
  */
 import { Type } from 'typebox'
 import { DEFAULT_PAGE_SIZE, POCKETNET_ADDRESS_RULE } from 'pocketnet-client'
+import { ParameterError } from '../http/errors.js'
 
 export const MAX_KEYWORD_LENGTH = 200
 export const MAX_PAGE_SIZE = 100
@@ -54,3 +55,16 @@ export const PageSize = Type.Integer({
   default: DEFAULT_PAGE_SIZE,
   description: `Items per page, ${PARAMETER_RULES.pageSize}`,
 })
+
+/**
+ * Paging values the schema's coercion lets through as numbers that are not whole ("Infinity",
+ * "1e400" become Infinity, which passes Ajv's integer test): refused with the rule they break.
+ */
+export function assertFinitePaging (query: { page?: number | undefined, pageSize?: number | undefined }): void {
+  for (const field of ['page', 'pageSize'] as const) {
+    const value = query[field]
+    if (value !== undefined && !Number.isSafeInteger(value)) {
+      throw new ParameterError('query parameter', field, `must be ${PARAMETER_RULES[field]} (got ${JSON.stringify(String(value))})`)
+    }
+  }
+}

@@ -32,7 +32,8 @@ const PAGE_OPTIONS: HelmetOptions = {
   crossOriginResourcePolicy: { policy: 'cross-origin' },
 }
 
-const API_HEADERS: Record<string, string> = {
+/** The security headers of every JSON answer. */
+export const API_HEADERS: Readonly<Record<string, string>> = {
   'content-security-policy': "default-src 'none'; frame-ancestors *",
   'x-content-type-options': 'nosniff',
   'referrer-policy': 'no-referrer',

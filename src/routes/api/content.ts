@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { DEFAULT_CACHE_TTL_MS, DEFAULT_PAGE_SIZE, type GetcontentResult, type PocketNetProxyApi } from 'pocketnet-client'
 import { sendSuccess } from '../../http/envelope.js'
 import { HttpError } from '../../http/errors.js'
+import { assertFinitePaging } from '../../schemas/common.js'
 import { CommentsSchema, ContentSchema } from '../../schemas/content.js'
 
 type Content = NonNullable<GetcontentResult[number]>
@@ -31,6 +32,7 @@ const contentRoutes: FastifyPluginAsyncTypebox = async (app) => {
     config: { failureMessage: 'Failed to retrieve comments', maxAgeMs: DEFAULT_CACHE_TTL_MS.getcomments, replay: true },
   }, async (request, reply) => {
     const { page = 0, pageSize = DEFAULT_PAGE_SIZE } = request.query
+    assertFinitePaging(request.query)
     const api = await app.pocketnet.get()
     // Comments key on the content's root transaction, whichever version the hash names.
     const { content } = await contentOf(api, request.params.hash)

@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { DEFAULT_PAGE_SIZE } from 'pocketnet-client'
 import { sendSuccess } from '../../http/envelope.js'
 import { ParameterError } from '../../http/errors.js'
+import { assertFinitePaging } from '../../schemas/common.js'
 import { SearchSchema } from '../../schemas/search.js'
 
 // The node takes the item offset and the page size plus one (to tell whether a next page
@@ -15,6 +16,7 @@ const searchRoute: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request, reply) => {
     // Absent values get their schema defaults before the handler runs.
     const { keyword, page = 0, pageSize = DEFAULT_PAGE_SIZE } = request.query
+    assertFinitePaging(request.query)
     if ((page + 1) * pageSize + 1 > INT32_MAX) {
       throw new ParameterError('query parameter', 'page', `must keep (page + 1) × pageSize below ${INT32_MAX} (the node's 32-bit range)`)
     }
