@@ -52,6 +52,10 @@ export async function buildApp (config: AppConfig, overrides: AppOverrides = {})
   const ledger = new HookLedger()
   ledger.install(app)
   app.decorate('config', config)
+  if (config.TRUST_PROXY === 'true') {
+    // Any client can then write its own X-Forwarded-For, and so pick its own rate-limit key.
+    app.log.warn('TRUST_PROXY=true believes every X-Forwarded-For: any client can choose its rate-limit key; name your proxy\'s address or CIDR instead (README, "Configuration")')
+  }
 
   // Fastify routes take the error handler in force when they are added: it comes first.
   await app.register(errorHandler)

@@ -109,6 +109,10 @@ export function loadConfig (env: Record<string, string | undefined>): AppConfig 
   if (config.AUTH_ACCEPT_SIGNATURE_HEADER === true && config.BASTYON_APP_ID === '') {
     problems.set('AUTH_ACCEPT_SIGNATURE_HEADER', 'AUTH_ACCEPT_SIGNATURE_HEADER needs BASTYON_APP_ID: a Signature header is checked against the mini-app\'s id')
   }
+  if (config.BASTYON_APP_ID !== '' && typeof config.WEB_CONCURRENCY === 'number' && config.WEB_CONCURRENCY > 1 && config.REDIS_URL === '') {
+    // Each worker would keep its own sessions: a sign-out on one would not hold on the others.
+    problems.set('WEB_CONCURRENCY', 'WEB_CONCURRENCY above 1 with sign-in on (BASTYON_APP_ID) needs REDIS_URL: without it each worker keeps its own sessions, so a sign-out or a used signature on one worker would still be accepted by another')
+  }
   if (problems.size > 0) throw new ConfigError([...problems.values()])
   return config as AppConfig
 }

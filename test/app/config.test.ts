@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { CACHE_RANGES, CLIENT_ENV, DEFAULT_CACHE_TTL_MS, DEFAULT_NODES, OPTION_RANGES } from '../../lib/index.js'
+import { buildApp } from '../../src/app.js'
 import { ConfigError, ConfigSchema, loadConfig } from '../../src/config.js'
 
 describe('loadConfig', () => {
@@ -66,5 +67,24 @@ describe('loadConfig', () => {
       ])
       return true
     })
+  })
+})
+
+describe('configurations that would be unsafe (issue #24)', () => {
+  it('refuses sign-in with several workers and no Redis, in one line saying why', () => {
+    assert.throws(() => loadConfig({ BASTYON_APP_ID: 'demo.pocketnet.app', WEB_CONCURRENCY: '2' }), /WEB_CONCURRENCY above 1 with sign-in on \(BASTYON_APP_ID\) needs REDIS_URL: .*sign-out/)
+    assert.equal(loadConfig({ BASTYON_APP_ID: 'demo.pocketnet.app', WEB_CONCURRENCY: '2', REDIS_URL: 'redis://127.0.0.1:6379' }).WEB_CONCURRENCY, 2)
+    assert.equal(loadConfig({ WEB_CONCURRENCY: '2' }).WEB_CONCURRENCY, 2, 'without sign-in there is nothing per user to share')
+  })
+
+  it('warns at start that TRUST_PROXY=true lets any client choose its rate-limit key', async (t) => {
+    const warned = async (trustProxy: string): Promise<boolean> => {
+      const lines: string[] = []
+      const app = await buildApp(loadConfig({ LOG_LEVEL: 'warn', POCKETNET_NODES: 'http://127.0.0.1:9', TRUST_PROXY: trustProxy }), { logStream: { write: line => { lines.push(line) } } })
+      t.after(() => app.close())
+      return lines.some(line => /TRUST_PROXY=true believes every X-Forwarded-For/.test(line))
+    }
+    assert.equal(await warned('true'), true)
+    assert.equal(await warned('127.0.0.1'), false)
   })
 })
