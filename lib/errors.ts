@@ -3,8 +3,9 @@
  * a copy of `lib/` bundled twice would make `instanceof` lie.
  *
  * Messages never contain node URLs (configured nodes may be private hosts and messages
- * reach HTTP clients); nodes are named by their position in the list ("node 2"). The URL
- * is on `err.node` for logs.
+ * reach HTTP clients) nor anything a node wrote: nodes are named by their position in the list
+ * ("node 2"), their errors by code. The URL is on `err.node`, a node's own text on
+ * `rpcMessage`, for logs.
  */
 
 /** Every code the client can throw, with what it means. The README's table is checked against this. */
@@ -50,12 +51,27 @@ export class RpcInvalidParamsError extends RpcClientError {
   }
 }
 
+/** What the JSON-RPC error codes a Pocketnet node uses mean, in the words of our messages. */
+const RPC_CODE_MEANINGS: Readonly<Record<number, string>> = {
+  [-1]: 'error',
+  [-3]: 'a parameter has the wrong type',
+  [-5]: 'invalid address or key',
+  [-8]: 'invalid parameter',
+  [-28]: 'the node is still starting',
+  [-32600]: 'invalid request',
+  [-32601]: 'method not found',
+  [-32602]: 'invalid params',
+  [-32603]: 'internal error',
+  [-32700]: 'parse error',
+}
+
 /**
  * The node answered a JSON-RPC error object. It is a real answer about the request, so it is
  * returned as is, unless {@link RpcNodeError.retryable} says the node itself is unwell.
  */
 export class RpcNodeError extends RpcClientError {
   readonly rpcCode: number
+  /** The node's own text, as it sent it: for logs only, never for users (it may name hosts or hold secrets). */
   readonly rpcMessage: string
   readonly httpStatus: number
   /** True unless the error blames the request (invalid address, invalid parameter, unknown method): then another node may answer. */
@@ -63,7 +79,9 @@ export class RpcNodeError extends RpcClientError {
 
   constructor (method: string, details: { rpcCode: number, rpcMessage: string, httpStatus: number, retryable: boolean, node?: string, nodeName?: string }) {
     const from = details.nodeName ? ` (${details.nodeName})` : ''
-    super('RPC_ERR_NODE', `Pocketnet node rejected ${method}${from}: ${details.rpcMessage} (RPC error ${details.rpcCode})`, { method, node: details.node })
+    // Our words for the code, never the node's text: it may name hosts, hold secrets or be of
+    // any length, and this message reaches clients (the node's text is rpcMessage, for logs).
+    super('RPC_ERR_NODE', `Pocketnet node rejected ${method}${from}: ${RPC_CODE_MEANINGS[details.rpcCode] ?? 'error'} (RPC error ${details.rpcCode})`, { method, node: details.node })
     this.rpcCode = details.rpcCode
     this.rpcMessage = details.rpcMessage
     this.httpStatus = details.httpStatus

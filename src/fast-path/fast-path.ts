@@ -94,7 +94,8 @@ export class FastPath {
    */
   serve (request: IncomingMessage, response: ServerResponse): boolean | Promise<boolean> {
     const links = this.#links
-    if (!this.enabled || links === undefined || request.method !== 'GET') return false
+    // Without Host, an HTTP/1.1 request is refused by Fastify (http/unrouted.ts).
+    if (!this.enabled || links === undefined || request.method !== 'GET' || request.headers.host === undefined) return false
     const url = request.url as string
     const recording = this.#recordings.get(url)
     if (recording === undefined) return false

@@ -37,13 +37,15 @@ interface ServerSettings {
 export function serverWithFastPath (fastPath: FastPath) {
   return (fastify: RequestListener, options: Record<string, unknown>): Server => {
     const settings = options as unknown as ServerSettings
-    const server = createServer(settings.http ?? {}, (request, response) => {
+    // requestTimeout goes to the constructor: Node sets headersTimeout from it there (60 s when
+    // not given) and bounds a request by the larger of the two, so a requestTimeout set later,
+    // below 60 s, would leave a slow body 60 s (issue #24).
+    const server = createServer({ ...settings.http, requestTimeout: settings.requestTimeout }, (request, response) => {
       // While shutting down, Fastify answers everything: its answers close keep-alive connections.
       if (!server.listening) fastify(request, response)
       else serveSafely(fastPath, request, response, fastify)
     })
     server.keepAliveTimeout = settings.keepAliveTimeout
-    server.requestTimeout = settings.requestTimeout
     server.setTimeout(settings.connectionTimeout)
     if ((settings.maxRequestsPerSocket ?? 0) > 0) server.maxRequestsPerSocket = settings.maxRequestsPerSocket as number
     return server

@@ -10,7 +10,8 @@
  *   client shed because every node is at capacity (`RPC_ERR_OVERLOADED`, its `retryAfterMs`
  *   rounded up to whole seconds). Load, not a fault: logged at info, not warn;
  * - 500 with the route's `failureMessage` (route-policy.ts) for any other failure of a route
- *   that has one, the error's own text in `error`, as the spec says;
+ *   that has one, the error's own text in `error`, as the spec says; when no node could be
+ *   reached or none answered in time, also `Retry-After` and the error's `code`;
  * - 500 `Internal server error` for the rest, with the detail only when NODE_ENV=development.
  * Node URLs never reach a client: lib's messages name nodes by position, and the log has the
  * detail.
@@ -48,6 +49,13 @@ const STATUS_TITLES: Record<number, string> = {
   429: 'Too many requests',
   431: 'Request header fields too large',
 }
+
+/**
+ * Failures that say nothing about the request, only that no node could be reached or none
+ * answered in time: worth trying again, after a node's first circuit cooldown has passed.
+ */
+const TEMPORARY = new Set(['RPC_ERR_UNAVAILABLE', 'RPC_ERR_TIMEOUT', 'RPC_ERR_TRANSPORT'])
+const TEMPORARY_RETRY_AFTER_S = 2
 
 /** The 404 for a request no route answers. */
 export function notFound (request: FastifyRequest): HttpError {
@@ -116,7 +124,13 @@ export default fp(async (app) => {
     }
     const failureMessage = request.routeOptions.config?.failureMessage
     if (failureMessage !== undefined) {
-      request.log.warn({ err, code, method, node }, failureMessage)
+      // The node's own words, if any, go to the log only (rpcMessage); the answer has ours.
+      request.log.warn({ err, code, method, node, rpcMessage: (err as { rpcMessage?: unknown }).rpcMessage }, failureMessage)
+      if (typeof code === 'string' && TEMPORARY.has(code)) {
+        // Still the spec's 500, with what a client needs to back off rather than hammer.
+        reply.header('retry-after', TEMPORARY_RETRY_AFTER_S)
+        return send(reply, 500, failureMessage, errorText(err), code)
+      }
       return send(reply, 500, failureMessage, errorText(err))
     }
     request.log.error({ err }, 'Internal server error')

@@ -12,8 +12,8 @@ import type { FastPath } from '../fast-path/fast-path.js'
 import { serverWithFastPath } from '../fast-path/server.js'
 import { ADDRESS_FORMAT } from '../schemas/common.js'
 import { parseTrustProxy } from './client-address.js'
-import { writeParserError } from './parser-errors.js'
 import { answerFrameworkError } from './framework-errors.js'
+import { writeParserError } from './parser-errors.js'
 import { requestIdOf } from './request-id.js'
 
 /** Human-readable logs in development when pino-pretty (a dev dependency) is installed. */
@@ -41,22 +41,19 @@ export function serverOptions (config: AppConfig, fastPath: FastPath, logStream?
     requestIdHeader: false,
     genReqId: requestIdOf,
     trustProxy: parseTrustProxy(config.TRUST_PROXY),
+    // Headers and body alike (fast-path/server.ts gives it to the server as it is made).
     requestTimeout: config.REQUEST_TIMEOUT_MS,
     // The API takes small JSON bodies at most (a signature is about 400 bytes).
     bodyLimit: config.MAX_BODY_BYTES,
     http: {
       maxHeaderSize: config.MAX_HEADER_BYTES,
-      // Given to the server when it is made: Node arms its check of slow requests, headers and
-      // bodies alike, from these, and ignores later changes (fast-path/server.ts).
-      requestTimeout: config.REQUEST_TIMEOUT_MS,
-      headersTimeout: Math.min(config.REQUEST_TIMEOUT_MS, 60_000),
       // How often Node checks for requests past requestTimeout.
       connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.floor(config.REQUEST_TIMEOUT_MS / 4))),
       // A request without Host reaches the app, which answers it in the envelope (unrouted.ts).
       requireHostHeader: false,
     },
     clientErrorHandler: writeParserError,
-    // A URL whose percent-encoding does not decode: counted and answered like any request.
+    // A URL the router cannot route (bad percent-encoding): counted and answered like any request.
     frameworkErrors: answerFrameworkError,
     // Long enough for any address, so a too-long one gets a 400 rather than a 404.
     routerOptions: { maxParamLength: 200 },

@@ -5,8 +5,9 @@
  * every counted answer carries X-RateLimit-Limit, -Remaining and -Reset.
  *
  * Every route counts unless its config says `rateLimit: false` (probes, metrics); a route with
- * `rateLimit: { max, timeWindow }` gets the plugin's limits of its own. Requests no route
- * answers count too: unknown routes, CORS preflights, and malformed URLs (server-options.ts).
+ * `rateLimit: { max, timeWindow }` gets the plugin's limits of its own. Requests no route's hook
+ * sees count too (`app.limitRequest`, called by http/unrouted.ts): unknown URLs, malformed URLs,
+ * CORS preflights, requests without Host.
  *
  * The fast path answers in front of Fastify, so it counts too, in the same store
  * (`app.countRequest`), and keeps its count on the request: when it hands a request on to
@@ -30,6 +31,12 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** Counts a raw request in the rate limit, as the fast path does before it answers (later, when the count is in Redis). */
     countRequest: (request: IncomingMessage) => RateDecision | Promise<RateDecision>
+    /**
+     * Counts a request that no route's hook will count (an unknown URL, a CORS preflight), as a
+     * route's hook does: sets the headers, throws the 429. A request is counted once, however
+     * often this and the route's hook run for it.
+     */
+    limitRequest: (request: FastifyRequest, reply: FastifyReply) => Promise<void>
   }
 }
 
@@ -46,6 +53,9 @@ export function parseWindow (text: string): number {
 /** Where the fast path keeps its count on a request it hands on to Fastify. */
 const COUNTED = Symbol('rate decision')
 type Counted = IncomingMessage & { [COUNTED]?: RateDecision }
+/** Set on a request the plugin's own handler has counted. */
+const LIMITED = Symbol('rate limited')
+type Limited = FastifyRequest & { [LIMITED]?: true }
 
 function tooManyRequests (max: number, resetSeconds: number): HttpError {
   return new HttpError(429, 'Too many requests', `Rate limit of ${max} requests exceeded: retry in ${resetSeconds} s`)
@@ -94,7 +104,11 @@ export default fp<RateLimitOptions>(async (app, { clock }) => {
   const limit = app.rateLimit() as unknown as (request: FastifyRequest, reply: FastifyReply) => Promise<void>
   const countOnce = mirroredByReplay(async function countOnce (request: FastifyRequest, reply: FastifyReply) {
     const counted = (request.raw as Counted)[COUNTED]
-    if (counted === undefined) return limit(request, reply)
+    if (counted === undefined) {
+      if ((request as Limited)[LIMITED]) return
+      ;(request as Limited)[LIMITED] = true
+      return limit(request, reply)
+    }
     reply.header('x-ratelimit-limit', counted.limit)
     reply.header('x-ratelimit-remaining', counted.remaining)
     reply.header('x-ratelimit-reset', counted.resetSeconds)
@@ -108,10 +122,6 @@ export default fp<RateLimitOptions>(async (app, { clock }) => {
     if (route.config?.rateLimit !== undefined) return
     route.onRequest = [...[route.onRequest ?? []].flat(), countOnce]
   })
-  // What no route's hook counts: a request no route matches (answered 404 by http/unrouted.ts
-  // before its body is read), and a CORS preflight, which @fastify/cors answers in a hook of its
-  // own before any route's. Counted here, in the app's first hooks, so that neither is free.
-  app.addHook('onRequest', mirroredByReplay(async function countUnrouted (request: FastifyRequest, reply: FastifyReply) {
-    if (request.is404 || request.method === 'OPTIONS' || request.headers.host === undefined) await countOnce(request, reply)
-  }))
+  // For what no route's hook counts: http/unrouted.ts counts unknown URLs and preflights with it.
+  app.decorate('limitRequest', countOnce)
 }, { name: 'rate-limit', dependencies: ['redis'] })

@@ -83,7 +83,7 @@ describe('one faulty node of three', () => {
     const user = nodes[0].dataset.users[0] as { address: string }
     const { status, body } = await service.get(`/api/user/${user.address}`)
     assert.equal(status, 500)
-    assert.equal(body.error, `Pocketnet node rejected getuserprofile (${body.error.match(/node \d/)[0]}): Invalid address (RPC error -5)`)
+    assert.equal(body.error, `Pocketnet node rejected getuserprofile (${body.error.match(/node \d/)[0]}): invalid address or key (RPC error -5)`)
     assert.equal(nodes.reduce((sum, node) => sum + node.callsTo('getuserprofile').length, 0), 1)
   })
 })

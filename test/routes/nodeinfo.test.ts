@@ -30,12 +30,14 @@ describe('GET /api/nodeinfo', () => {
     const service = await startApp(t, { nodes: [node.url], env: NO_CACHE })
     await service.get('/api/nodeinfo')
     node.setFault({ kind: 'rpc-error', code: -32603, message: 'Internal failure' })
-    const { status, body } = await service.get('/api/nodeinfo')
+    const { status, body, headers } = await service.get('/api/nodeinfo')
     assert.equal(status, 500)
     assert.deepEqual(body, {
       message: 'Failed to retrieve node information',
-      error: 'No Pocketnet node could answer getnodeinfo: Pocketnet node rejected getnodeinfo (node 1): Internal failure (RPC error -32603)',
+      error: 'No Pocketnet node could answer getnodeinfo: Pocketnet node rejected getnodeinfo (node 1): internal error (RPC error -32603)',
+      code: 'RPC_ERR_UNAVAILABLE',
     })
+    assert.equal(headers.get('retry-after'), '2', 'a node that is unwell: worth trying again')
   })
 
   it('answers 500 when no node is reachable at all', async (t) => {

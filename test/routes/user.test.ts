@@ -67,7 +67,7 @@ describe('GET /api/user/:address', () => {
     const { status, body } = await service.get(`/api/user/${user.address}`)
     assert.equal(status, 500)
     assert.equal(body.message, 'Failed to retrieve user profile')
-    assert.equal(body.error, 'Pocketnet node rejected getuserprofile (node 1): Invalid address (RPC error -5)')
+    assert.equal(body.error, 'Pocketnet node rejected getuserprofile (node 1): invalid address or key (RPC error -5)')
   })
 
   it('answers 500 when the node drops the connection', async (t) => {
