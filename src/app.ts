@@ -64,7 +64,7 @@ export async function buildApp (config: AppConfig, overrides: AppOverrides = {})
   await app.register(jsonBody)
   // After the rate limit: a route's sign-in check runs after its count.
   await app.register(auth, { now: overrides.now })
-  await app.register(metrics)
+  await app.register(metrics, { clock: overrides.clock })
   await app.register(pocketnetClient, { client: overrides.client, clock: overrides.clock })
   await app.register(fastPathRecorder, { fastPath, ledger })
   await app.register(urlLimit)

@@ -61,6 +61,7 @@ export const ConfigSchema = Type.Object({
   AUTH_RATE_LIMIT_MAX: integer({ default: 30, min: 1, max: 1_000_000 }, ' (sign-in requests per RATE_LIMIT_WINDOW and client)'),
   AUTH_SIGNATURE_CHECKS_PER_S: integer({ default: 200, min: 1, max: 1_000_000 }, ' (signatures checked per second by one process; past it sign-in answers 503)'),
   AUTH_ACCEPT_SIGNATURE_HEADER: Type.Boolean({ default: false, description: 'true or false (needs BASTYON_APP_ID)' }),
+  METRICS_TOKEN: Type.String({ default: '', description: 'empty (GET /metrics open to anyone the rate limit lets through), or a secret that scrapers send as Authorization: Bearer <token>' }),
   NODE_ENV: Type.String({ default: 'production', description: 'development, production or test' }),
   LOG_LEVEL: Type.Unsafe<typeof LOG_LEVELS[number]>({ type: 'string', enum: [...LOG_LEVELS], default: 'info', description: `one of ${LOG_LEVELS.join(', ')}` }),
 })

@@ -2,8 +2,10 @@
  * `GET /metrics` in Prometheus text format, the HTTP request metrics that feed it, and
  * `app.metrics` for the plugins that count on their own (the RPC client, the fast path).
  */
+import { createHash, timingSafeEqual } from 'node:crypto'
 import fp from 'fastify-plugin'
 import { mirroredByReplay } from '../fast-path/hook-ledger.js'
+import { HttpError } from '../http/errors.js'
 import { servedUnderPressure } from '../http/under-pressure.js'
 import { createMetrics, type Metrics } from './metrics.js'
 
@@ -13,7 +15,15 @@ declare module 'fastify' {
   }
 }
 
-export default fp(async (app) => {
+/** How long one scrape answers every GET /metrics. */
+const SCRAPE_REUSE_MS = 1000
+
+export interface MetricsPluginOptions {
+  /** Milliseconds on a monotonic clock, for the scrape's reuse (tests); default performance.now. */
+  clock?: (() => number) | undefined
+}
+
+export default fp<MetricsPluginOptions>(async (app, options) => {
   const metrics = createMetrics()
   const { httpRequests, httpDuration, inFlight, registry } = metrics
   app.decorate('metrics', metrics)
@@ -31,9 +41,42 @@ export default fp(async (app) => {
     httpDuration.observe(httpDuration.series(route), reply.elapsedTime / 1000)
     done()
   }))
-  // metrics.scrape(): this registry's metrics, or, in a cluster worker, the whole cluster's (Metrics.scrapeWith).
-  // Scraped under overload too (http/under-pressure.ts): that is when the numbers matter.
-  app.get('/metrics', { schema: { hide: true }, config: { rateLimit: false, pressureHandler: servedUnderPressure } }, async (_request, reply) => {
-    return reply.type(registry.contentType).send(await metrics.scrape())
+  // metrics.scrape(): this registry's metrics, or, in a cluster worker, the whole cluster's
+  // (Metrics.scrapeWith). One scrape serves every request for a second: scrapers asking at once
+  // cost one, however many they are.
+  const clock = options.clock ?? (() => performance.now())
+  let latest: { at: number, text: Promise<string> } | undefined
+  const scrapeOnce = (): Promise<string> => {
+    const now = clock()
+    if (latest === undefined || now - latest.at >= SCRAPE_REUSE_MS) {
+      const text = metrics.scrape()
+      latest = { at: now, text }
+      // A failed scrape is not kept.
+      text.catch(() => { if (latest?.text === text) latest = undefined })
+    }
+    return latest.text
+  }
+  const token = app.config.METRICS_TOKEN === '' ? undefined : digest(app.config.METRICS_TOKEN)
+  // Counted in the rate limit like the API. Served under overload too (http/under-pressure.ts):
+  // that is when the numbers matter, and a cached scrape costs little.
+  app.get('/metrics', {
+    schema: { hide: true },
+    config: { pressureHandler: servedUnderPressure },
+    onRequest: token === undefined ? [] : [async function requireMetricsToken (request) {
+      const given = /^Bearer +(\S+)$/i.exec(request.headers.authorization ?? '')?.[1]
+      if (given === undefined || !timingSafeEqual(digest(given), token)) {
+        const refusal = new HttpError(401, 'Unauthorized', 'GET /metrics needs Authorization: Bearer <METRICS_TOKEN>')
+        refusal.code = 'METRICS_TOKEN_REQUIRED'
+        refusal.headers = { 'www-authenticate': 'Bearer realm="metrics"' }
+        throw refusal
+      }
+    }],
+  }, async (_request, reply) => {
+    return reply.type(registry.contentType).send(await scrapeOnce())
   })
 }, { name: 'metrics' })
+
+/** Compared as digests: equal lengths whatever was sent, so the comparison takes the same time. */
+function digest (text: string): Buffer {
+  return createHash('sha256').update(text).digest()
+}

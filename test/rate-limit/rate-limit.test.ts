@@ -72,12 +72,13 @@ describe('rate limiting', () => {
     assert.equal(again.headers.get('x-ratelimit-remaining'), '2')
   })
 
-  it('spares the probes and the metrics, and limits everything else', async (t) => {
+  it('spares the probes, and limits everything else, the metrics included', async (t) => {
     const node = await startEmulator(t)
     const service = await startApp(t, { nodes: [node.url], env: { RATE_LIMIT_MAX: '2' } })
     for (let i = 0; i < 2; i++) assert.equal((await service.get('/api/nodeinfo')).status, 200)
+    assert.equal((await service.get('/metrics')).status, 429, '/metrics counts (issue #24)')
     for (let i = 0; i < 5; i++) {
-      for (const path of ['/healthz', '/readyz', '/metrics']) {
+      for (const path of ['/healthz', '/readyz']) {
         const { status, headers } = await service.get(path)
         assert.equal(status, 200, path)
         assert.equal(headers.get('x-ratelimit-limit'), null, `${path} is not counted`)
