@@ -9,7 +9,7 @@
  * 2. else take the call's lease (SET NX with an expiry): this instance fetches, stores the answer
  *    (if it fits) and publishes that it is there, or publishes that it failed (a failure is never
  *    shared as an answer);
- * 3. else another instance holds the lease: wait for its word (pub/sub), looking again at least
+ * 3. else another instance holds the lease: follow it, waiting for its notification (pub/sub), looking again at least
  *    every POLL_MS in case a message was lost, and no longer than the call's deadline allows for
  *    a fetch of its own. If the holder dies, its lease expires and a waiter takes it over.
  * Whenever Redis cannot answer within its budget, the call simply goes to the nodes.
@@ -58,20 +58,40 @@ const CHANNEL = 'answers'
 /** Said on the channel when the lease holder could not (or would not) store an answer. */
 const NOT_STORED = '!'
 
+/**
+ * The answer, or the lease: keys (answerKey, leaseKey), arguments (leaseToken, leaseMs). Replies
+ * {FOUND, answer, its time to live}, {LEASED} (this call is the lease holder), or {HELD, the
+ * lease's time to live} (another instance holds it: follow).
+ */
 const LOOKUP = `
-local answer = redis.call('GET', KEYS[1])
-if answer then return {1, answer, redis.call('PTTL', KEYS[1])} end
-if redis.call('SET', KEYS[2], ARGV[1], 'NX', 'PX', ARGV[2]) then return {2} end
-return {0, redis.call('PTTL', KEYS[2])}`
+local answerKey, leaseKey = KEYS[1], KEYS[2]
+local leaseToken, leaseMs = ARGV[1], ARGV[2]
+local answer = redis.call('GET', answerKey)
+if answer then return {1, answer, redis.call('PTTL', answerKey)} end
+if redis.call('SET', leaseKey, leaseToken, 'NX', 'PX', leaseMs) then return {2} end
+return {0, redis.call('PTTL', leaseKey)}`
 
+/**
+ * The lease holder's last step: keys (answerKey, leaseKey), arguments (answer or '' for none,
+ * ttlMs, leaseToken, channel, notification). Stores the answer, releases the lease if it is still
+ * this holder's, and notifies the followers.
+ */
 const SETTLE = `
-if ARGV[1] ~= '' then redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) end
-if redis.call('GET', KEYS[2]) == ARGV[3] then redis.call('DEL', KEYS[2]) end
-redis.call('PUBLISH', ARGV[4], ARGV[5])
+local answerKey, leaseKey = KEYS[1], KEYS[2]
+local answer, ttlMs, leaseToken, channel, notification = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+if answer ~= '' then redis.call('SET', answerKey, answer, 'PX', ttlMs) end
+if redis.call('GET', leaseKey) == leaseToken then redis.call('DEL', leaseKey) end
+redis.call('PUBLISH', channel, notification)
 return 1`
 
-type LookupReply = [1, string, number] | [2] | [0, number]
-type Word = 'stored' | 'not stored' | 'none'
+const FOUND = 1
+const LEASED = 2
+/** A call's lease in Redis: its keys, this holder's token, and the call's id (the channel's notification). */
+interface Lease { answerKey: string, leaseKey: string, token: string, id: string }
+
+type LookupReply = [typeof FOUND, string, number] | [typeof LEASED] | [0, number]
+/** What a follower learns from the lease holder: the answer was stored, or not; `none` when nothing came in time. */
+type Notification = 'stored' | 'not stored' | 'none'
 
 export class SharedAnswers {
   readonly #link: RedisLink
@@ -82,8 +102,8 @@ export class SharedAnswers {
   readonly #onLookup: SharedAnswersOptions['onLookup']
   readonly #lookup: RedisScript<LookupReply>
   readonly #settle: RedisScript<number>
-  /** Waiters per call id, woken by the channel. */
-  readonly #waiters = new Map<string, Set<(word: Word) => void>>()
+  /** Followers per call id, woken by the channel. */
+  readonly #followers = new Map<string, Set<(notification: Notification) => void>>()
   readonly #channel: string
   readonly #unsubscribe: () => void
 
@@ -97,7 +117,7 @@ export class SharedAnswers {
     this.#lookup = this.#link.script('lookup', 2, LOOKUP)
     this.#settle = this.#link.script('settle', 2, SETTLE)
     this.#channel = this.#link.keyPrefix + CHANNEL
-    this.#unsubscribe = this.#link.subscribe(CHANNEL, message => this.#hear(message))
+    this.#unsubscribe = this.#link.subscribe(CHANNEL, message => this.#notify(message))
   }
 
   /** Stops listening (the link stays open: it is its owner's to close). */
@@ -107,41 +127,41 @@ export class SharedAnswers {
 
   /** The answer of `call`: from Redis, from another instance's fetch, or from `fetch`. */
   async load<T> (call: SharedCall, fetch: Fetch<T>): Promise<SharedLoaded<T>> {
-    if (!this.#link.available) return this.#alone(call, fetch)
+    if (!this.#link.available) return this.#fetchUnshared(call, fetch)
     const id = callId(call)
     const answerKey = `${this.#link.keyPrefix}answer:${id}`
     const leaseKey = `${this.#link.keyPrefix}lease:${id}`
     const token = randomUUID()
     const deadline = this.#clock() + this.#deadlineMs
     const left = (): number => Math.max(1, deadline - this.#clock())
-    // Listening before looking: a word published between the lookup and the wait is not lost.
-    const words = this.#listen(id)
+    // Following before looking: a notification published between the lookup and the wait is not lost.
+    const notifications = this.#follow(id)
     let waited = false
     try {
       for (;;) {
         const reply = await this.#lookup([answerKey, leaseKey], [token, this.#deadlineMs])
         // No answer within the budget: Redis may still run the lookup and give this call the
         // lease, so it settles as a holder would (the release waits behind the lookup).
-        if (reply === undefined) return await this.#lead(call, fetch, [answerKey, leaseKey], token, id, left(), 'unshared')
-        if (reply[0] === 1) {
+        if (reply === undefined) return await this.#fetchAsLeaseHolder(call, fetch, { answerKey, leaseKey, token, id }, left(), 'unshared')
+        if (reply[0] === FOUND) {
           const loaded = decode<T>(reply[1])
           if (loaded !== undefined) {
             this.#onLookup?.(call.method, waited ? 'joined' : 'hit')
             return { ...loaded, freshForMs: Math.max(0, reply[2]) }
           }
           // Unreadable (another version's format): fetch, and let the next store replace it.
-          return this.#alone(call, fetch, left())
+          return this.#fetchUnshared(call, fetch, left())
         }
-        if (reply[0] === 2) return await this.#lead(call, fetch, [answerKey, leaseKey], token, id, left(), 'miss')
+        if (reply[0] === LEASED) return await this.#fetchAsLeaseHolder(call, fetch, { answerKey, leaseKey, token, id }, left(), 'miss')
         const waitMs = Math.min(reply[1] > 0 ? reply[1] : POLL_MS, POLL_MS, deadline - this.#fetchReserveMs - this.#clock())
-        if (waitMs <= 0 || !this.#link.listening) return this.#alone(call, fetch, left())
+        if (waitMs <= 0 || !this.#link.listening) return this.#fetchUnshared(call, fetch, left())
         waited = true
-        const word = await words.next(waitMs)
-        if (word === 'not stored') return this.#alone(call, fetch, left())
-        // 'stored', or no word yet: look again (the answer, or a lease its holder let lapse).
+        const notification = await notifications.next(waitMs)
+        if (notification === 'not stored') return this.#fetchUnshared(call, fetch, left())
+        // 'stored', or nothing yet: look again (the answer, or a lease its holder let lapse).
       }
     } finally {
-      words.stop()
+      notifications.stop()
     }
   }
 
@@ -150,8 +170,10 @@ export class SharedAnswers {
    * the lookup went unanswered, so this call may hold the lease or not; it settles all the same,
    * even while the link backs off, or the lease would keep the others waiting until it expires.
    */
-  async #lead<T> (call: SharedCall, fetch: Fetch<T>, keys: string[], token: string, id: string, deadlineMs: number, outcome: 'miss' | 'unshared'): Promise<SharedLoaded<T>> {
+  async #fetchAsLeaseHolder<T> (call: SharedCall, fetch: Fetch<T>, lease: Lease, deadlineMs: number, outcome: 'miss' | 'unshared'): Promise<SharedLoaded<T>> {
     this.#onLookup?.(call.method, outcome)
+    const { token, id } = lease
+    const keys = [lease.answerKey, lease.leaseKey]
     const force = outcome === 'unshared'
     let loaded: Loaded<T>
     try {
@@ -167,43 +189,44 @@ export class SharedAnswers {
     return loaded
   }
 
-  #alone<T> (call: SharedCall, fetch: Fetch<T>, deadlineMs?: number): Promise<SharedLoaded<T>> {
+  #fetchUnshared<T> (call: SharedCall, fetch: Fetch<T>, deadlineMs?: number): Promise<SharedLoaded<T>> {
     this.#onLookup?.(call.method, 'unshared')
     return fetch(deadlineMs)
   }
 
-  #hear (message: string): void {
+  /** A lease holder's notification, from the channel, to the followers of its call. */
+  #notify (message: string): void {
     const notStored = message.startsWith(NOT_STORED)
-    const waiters = this.#waiters.get(notStored ? message.slice(1) : message)
-    if (waiters !== undefined) for (const wake of waiters) wake(notStored ? 'not stored' : 'stored')
+    const followers = this.#followers.get(notStored ? message.slice(1) : message)
+    if (followers !== undefined) for (const wake of followers) wake(notStored ? 'not stored' : 'stored')
   }
 
-  /** Words about call `id` from now on: `next(ms)` gives the first one not yet taken, or `none` after `ms`. */
-  #listen (id: string): { next: (ms: number) => Promise<Word>, stop: () => void } {
-    let heard: Word | undefined
-    let wake: ((word: Word) => void) | undefined
-    const onWord = (word: Word): void => {
-      if (wake !== undefined) wake(word)
-      else heard = word
+  /** Notifications about call `id` from now on: `next(ms)` gives the first one not yet taken, or `none` after `ms`. */
+  #follow (id: string): { next: (ms: number) => Promise<Notification>, stop: () => void } {
+    let received: Notification | undefined
+    let wake: ((notification: Notification) => void) | undefined
+    const onNotification = (notification: Notification): void => {
+      if (wake !== undefined) wake(notification)
+      else received = notification
     }
-    let waiters = this.#waiters.get(id)
-    if (waiters === undefined) this.#waiters.set(id, waiters = new Set())
-    waiters.add(onWord)
+    let followers = this.#followers.get(id)
+    if (followers === undefined) this.#followers.set(id, followers = new Set())
+    followers.add(onNotification)
     return {
       next: (ms) => {
-        if (heard !== undefined) {
-          const word = heard
-          heard = undefined
-          return Promise.resolve(word)
+        if (received !== undefined) {
+          const notification = received
+          received = undefined
+          return Promise.resolve(notification)
         }
-        return new Promise<Word>(resolve => {
+        return new Promise<Notification>(resolve => {
           const timer = setTimeout(() => { wake = undefined; resolve('none') }, ms)
-          wake = word => { clearTimeout(timer); wake = undefined; resolve(word) }
+          wake = notification => { clearTimeout(timer); wake = undefined; resolve(notification) }
         })
       },
       stop: () => {
-        waiters.delete(onWord)
-        if (waiters.size === 0) this.#waiters.delete(id)
+        followers.delete(onNotification)
+        if (followers.size === 0) this.#followers.delete(id)
       },
     }
   }

@@ -67,7 +67,8 @@ describe('instances sharing one Redis', () => {
     }
     assert.deepEqual(statuses, [200, 200, 200, 200, 200, 200, 429, 429, 429, 429])
     assert.deepEqual(remaining.slice(0, 6), ['5', '4', '3', '2', '1', '0'])
-    const fastAnswers = await Promise.all([a, b].map(async ({ url }) => metric(await (await fetch(`${url}/metrics`)).text(), /http_fast_path_answers_total\{route="\/api\/nodeinfo"\}/)))
+    // Read in process: /metrics counts toward the rate limit these requests used up.
+    const fastAnswers = await Promise.all([a, b].map(async ({ app }) => metric(await app.metrics.scrape(), /http_fast_path_answers_total\{route="\/api\/nodeinfo"\}/)))
     assert.ok(fastAnswers.every(count => count > 0), `the fast path answered on both instances (${fastAnswers})`)
   })
 
