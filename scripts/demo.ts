@@ -2,11 +2,16 @@
  * `npm run demo`: the node emulator and the service wired together, offline.
  * The emulator listens on DEVNODE_PORT (default 38081) and mines a block a minute; the service
  * listens on PORT (default 3000) with POCKETNET_NODES pointing at the emulator, and with sign-in
- * on for the mini-app id demo.pocketnet.app (set BASTYON_APP_ID to change it).
+ * on for the mini-app id demo.pocketnet.app (set BASTYON_APP_ID to change it). Settings come
+ * from the environment, then from `.env` if there is one (`cp .env.example .env`).
  */
+import { existsSync } from 'node:fs'
 import { createEmulator } from '../devnode/server.js'
 import { buildApp } from '../src/app.js'
 import { ConfigError, loadConfig } from '../src/config.js'
+
+// A .env of the developer's own (`cp .env.example .env`) is read first; the environment wins.
+if (existsSync('.env')) process.loadEnvFile('.env')
 
 const emulator = await createEmulator({
   port: Number(process.env.DEVNODE_PORT ?? 38081),
