@@ -62,15 +62,17 @@ export default fp<MetricsPluginOptions>(async (app, options) => {
   app.get('/metrics', {
     schema: { hide: true },
     config: { pressureHandler: servedUnderPressure },
-    onRequest: token === undefined ? [] : [async function requireMetricsToken (request) {
-      const given = /^Bearer +(\S+)$/i.exec(request.headers.authorization ?? '')?.[1]
-      if (given === undefined || !timingSafeEqual(digest(given), token)) {
-        const refusal = new HttpError(401, 'Unauthorized', 'GET /metrics needs Authorization: Bearer <METRICS_TOKEN>')
-        refusal.code = 'METRICS_TOKEN_REQUIRED'
-        refusal.headers = { 'www-authenticate': 'Bearer realm="metrics"' }
-        throw refusal
-      }
-    }],
+    onRequest: token === undefined
+      ? []
+      : [async function requireMetricsToken (request) {
+          const given = /^Bearer +(\S+)$/i.exec(request.headers.authorization ?? '')?.[1]
+          if (given === undefined || !timingSafeEqual(digest(given), token)) {
+            const refusal = new HttpError(401, 'Unauthorized', 'GET /metrics needs Authorization: Bearer <METRICS_TOKEN>')
+            refusal.code = 'METRICS_TOKEN_REQUIRED'
+            refusal.headers = { 'www-authenticate': 'Bearer realm="metrics"' }
+            throw refusal
+          }
+        }],
   }, async (_request, reply) => {
     return reply.type(registry.contentType).send(await scrapeOnce())
   })
