@@ -5,8 +5,23 @@
  * Messages never contain node URLs (configured nodes may be private hosts and messages
  * reach HTTP clients) nor anything a node wrote: nodes are named by their position in the list
  * ("node 2"), their errors by code. The URL is on `err.node`, a node's own text on
- * `rpcMessage`, for logs.
+ * `rpcMessage`, for logs. Every message is cut at {@link MAX_MESSAGE_LENGTH} characters.
  */
+
+/**
+ * The longest message any error of the client has; longer ones are cut and end in `…`. Ours are
+ * far shorter; a call that failed on many nodes lists every attempt.
+ */
+export const MAX_MESSAGE_LENGTH = 1000
+/** The most of a node's own error text kept in `rpcMessage` (a node may send megabytes). */
+export const MAX_RPC_MESSAGE_LENGTH = 2000
+
+function cut (text: string, max: number): string {
+  if (text.length <= max) return text
+  // Not between the two halves of a character outside the BMP (an emoji, say).
+  const end = /[\uD800-\uDBFF]/.test(text.charAt(max - 2)) ? max - 2 : max - 1
+  return `${text.slice(0, end)}…`
+}
 
 /** Every code the client can throw, with what it means. The README's table is checked against this. */
 export const RPC_ERROR_CODES = {
@@ -36,7 +51,7 @@ export class RpcClientError extends Error {
   readonly node: string | undefined
 
   constructor (code: RpcErrorCode, message: string, options: RpcErrorOptions) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause })
+    super(cut(message, MAX_MESSAGE_LENGTH), options.cause === undefined ? undefined : { cause: options.cause })
     this.name = new.target.name
     this.code = code
     this.method = options.method
@@ -51,9 +66,12 @@ export class RpcInvalidParamsError extends RpcClientError {
   }
 }
 
-/** What the JSON-RPC error codes a Pocketnet node uses mean, in the words of our messages. */
+/**
+ * What the JSON-RPC error codes a Pocketnet node uses mean, in the words of our messages
+ * (docs/pocketnet-node.md, "Errors"): Bitcoin Core's codes, which Pocketnet keeps, and JSON-RPC's.
+ */
 const RPC_CODE_MEANINGS: Readonly<Record<number, string>> = {
-  [-1]: 'error',
+  [-1]: 'miscellaneous error',
   [-3]: 'a parameter has the wrong type',
   [-5]: 'invalid address or key',
   [-8]: 'invalid parameter',
@@ -71,7 +89,10 @@ const RPC_CODE_MEANINGS: Readonly<Record<number, string>> = {
  */
 export class RpcNodeError extends RpcClientError {
   readonly rpcCode: number
-  /** The node's own text, as it sent it: for logs only, never for users (it may name hosts or hold secrets). */
+  /**
+   * The node's own text, as it sent it (its first {@link MAX_RPC_MESSAGE_LENGTH} characters): for
+   * logs only, never for users, since it may name hosts or hold secrets. Not part of `message`.
+   */
   readonly rpcMessage: string
   readonly httpStatus: number
   /** True unless the error blames the request (invalid address, invalid parameter, unknown method): then another node may answer. */
@@ -81,9 +102,10 @@ export class RpcNodeError extends RpcClientError {
     const from = details.nodeName ? ` (${details.nodeName})` : ''
     // Our words for the code, never the node's text: it may name hosts, hold secrets or be of
     // any length, and this message reaches clients (the node's text is rpcMessage, for logs).
-    super('RPC_ERR_NODE', `Pocketnet node rejected ${method}${from}: ${RPC_CODE_MEANINGS[details.rpcCode] ?? 'error'} (RPC error ${details.rpcCode})`, { method, node: details.node })
+    const meaning = RPC_CODE_MEANINGS[details.rpcCode] ?? 'an error code we do not know'
+    super('RPC_ERR_NODE', `Pocketnet node rejected ${method}${from}: ${meaning} (RPC error ${details.rpcCode})`, { method, node: details.node })
     this.rpcCode = details.rpcCode
-    this.rpcMessage = details.rpcMessage
+    this.rpcMessage = cut(details.rpcMessage, MAX_RPC_MESSAGE_LENGTH)
     this.httpStatus = details.httpStatus
     this.retryable = details.retryable
   }

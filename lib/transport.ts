@@ -185,7 +185,9 @@ export class NodeTransport {
     }
     const error = body.error as { code?: unknown, message?: unknown } | null | undefined
     if (error !== null && typeof error === 'object') {
-      const rpcCode = typeof error.code === 'number' ? error.code : 0
+      // The code goes into our message: a whole number, or 0 for whatever else a node sent there.
+      const rpcCode = Number.isSafeInteger(error.code) ? error.code as number : 0
+      // The node's text is kept apart, for logs (RpcNodeError.rpcMessage), never in a message.
       const rpcMessage = typeof error.message === 'string' ? error.message : 'no message'
       throw new RpcNodeError(method, {
         rpcCode,

@@ -8,6 +8,7 @@ import { CACHE_RANGES, DEFAULT_CACHE_TTL_MS, DEFAULT_NODES, OPTION_RANGES, POCKE
 
 const POCKETNET_NODES_RULE = 'a comma-separated list of http(s) node URLs such as http://127.0.0.1:38081'
 const REDIS_URL_RULE = 'empty (no Redis), or redis://[user:password@]host[:port][/db] (rediss:// for TLS)'
+const METRICS_TOKEN_RULE = 'empty (GET /metrics open to anyone who reaches the port, rate limited), or a secret of at least 16 visible ASCII characters, no spaces, that scrapers send as Authorization: Bearer <token>'
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
 
 /** A whole number within `range` (lib's, for the client's options: one source for both). */
@@ -61,7 +62,7 @@ export const ConfigSchema = Type.Object({
   AUTH_RATE_LIMIT_MAX: integer({ default: 30, min: 1, max: 1_000_000 }, ' (sign-in requests per RATE_LIMIT_WINDOW and client)'),
   AUTH_SIGNATURE_CHECKS_PER_S: integer({ default: 200, min: 1, max: 1_000_000 }, ' (signatures checked per second by one process; past it sign-in answers 503)'),
   AUTH_ACCEPT_SIGNATURE_HEADER: Type.Boolean({ default: false, description: 'true or false (needs BASTYON_APP_ID)' }),
-  METRICS_TOKEN: Type.String({ default: '', description: 'empty (GET /metrics open to anyone the rate limit lets through), or a secret that scrapers send as Authorization: Bearer <token>' }),
+  METRICS_TOKEN: Type.String({ default: '', description: METRICS_TOKEN_RULE }),
   NODE_ENV: Type.String({ default: 'production', description: 'development, production or test' }),
   LOG_LEVEL: Type.Unsafe<typeof LOG_LEVELS[number]>({ type: 'string', enum: [...LOG_LEVELS], default: 'info', description: `one of ${LOG_LEVELS.join(', ')}` }),
 })
@@ -106,6 +107,10 @@ export function loadConfig (env: Record<string, string | undefined>): AppConfig 
   if (typeof config.REDIS_URL === 'string' && config.REDIS_URL !== '' && !isRedisUrl(config.REDIS_URL)) {
     // The value may hold a password: the message names the variable and the rule only.
     problems.set('REDIS_URL', `REDIS_URL must be ${REDIS_URL_RULE}`)
+  }
+  if (typeof config.METRICS_TOKEN === 'string' && config.METRICS_TOKEN !== '' && !/^[\x21-\x7e]{16,}$/.test(config.METRICS_TOKEN)) {
+    // A secret: the message names the variable and the rule only.
+    problems.set('METRICS_TOKEN', `METRICS_TOKEN must be ${METRICS_TOKEN_RULE}`)
   }
   if (config.AUTH_ACCEPT_SIGNATURE_HEADER === true && config.BASTYON_APP_ID === '') {
     problems.set('AUTH_ACCEPT_SIGNATURE_HEADER', 'AUTH_ACCEPT_SIGNATURE_HEADER needs BASTYON_APP_ID: a Signature header is checked against the mini-app\'s id')

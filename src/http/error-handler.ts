@@ -52,9 +52,15 @@ const STATUS_TITLES: Record<number, string> = {
 
 /**
  * Failures that say nothing about the request, only that no node could be reached or none
- * answered in time: worth trying again, after a node's first circuit cooldown has passed.
+ * answered in time: worth trying again. Not RPC_ERR_NODE, a node's answer about the request
+ * itself (the same request fails again), nor RPC_ERR_CLOSED (the client closed: the service is
+ * shutting down). The list and the wait are in lib/README.md's error table.
  */
 const TEMPORARY = new Set(['RPC_ERR_UNAVAILABLE', 'RPC_ERR_TIMEOUT', 'RPC_ERR_TRANSPORT'])
+/**
+ * A node that failed takes no calls for 1 s (lib's first circuit cooldown, doubling while it
+ * keeps failing); then one probe decides whether it is back. Two seconds covers both.
+ */
 const TEMPORARY_RETRY_AFTER_S = 2
 
 /** The 404 for a request no route answers. */
@@ -88,6 +94,17 @@ function send (reply: FastifyReply, status: number, message: string, error: stri
 /** `Retry-After` for lib's `retryAfterMs`: whole seconds rounded up, at least 1; 1 when it is no finite number. */
 export function retryAfterSeconds (retryAfterMs: unknown): number {
   return typeof retryAfterMs === 'number' && Number.isFinite(retryAfterMs) ? Math.max(1, Math.ceil(retryAfterMs / 1000)) : 1
+}
+
+/**
+ * Each attempt of a call that failed on every node (lib puts them in `cause`), with the node's
+ * URL and own words: for the log, whose error serializer does not follow `cause`.
+ */
+function attemptsOf (err: Error): Array<Record<string, unknown>> | undefined {
+  if (!(err.cause instanceof AggregateError)) return undefined
+  return err.cause.errors.map((attempt: { code?: unknown, node?: unknown, message?: unknown, rpcCode?: unknown, rpcMessage?: unknown }) => (
+    { code: attempt.code, node: attempt.node, message: attempt.message, rpcCode: attempt.rpcCode, rpcMessage: attempt.rpcMessage }
+  ))
 }
 
 function sendUnavailable (reply: FastifyReply, err: ServiceUnavailableError): FastifyReply {
@@ -124,8 +141,9 @@ export default fp(async (app) => {
     }
     const failureMessage = request.routeOptions.config?.failureMessage
     if (failureMessage !== undefined) {
-      // The node's own words, if any, go to the log only (rpcMessage); the answer has ours.
-      request.log.warn({ err, code, method, node, rpcMessage: (err as { rpcMessage?: unknown }).rpcMessage }, failureMessage)
+      // The node's own words, if any, go to the log only (rpcMessage, and each attempt's when
+      // the call failed on every node); the answer has ours.
+      request.log.warn({ err, code, method, node, rpcMessage: (err as { rpcMessage?: unknown }).rpcMessage, attempts: attemptsOf(err) }, failureMessage)
       if (typeof code === 'string' && TEMPORARY.has(code)) {
         // Still the spec's 500, with what a client needs to back off rather than hammer.
         reply.header('retry-after', TEMPORARY_RETRY_AFTER_S)

@@ -8,6 +8,7 @@ import { mirroredByReplay } from '../fast-path/hook-ledger.js'
 import { HttpError } from '../http/errors.js'
 import { servedUnderPressure } from '../http/under-pressure.js'
 import { createMetrics, type Metrics } from './metrics.js'
+import { sharedScrape } from './shared-scrape.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -15,7 +16,7 @@ declare module 'fastify' {
   }
 }
 
-/** How long one scrape answers every GET /metrics. */
+/** How long after it began one scrape answers every GET /metrics (and for as long as it runs). */
 const SCRAPE_REUSE_MS = 1000
 
 export interface MetricsPluginOptions {
@@ -42,27 +43,18 @@ export default fp<MetricsPluginOptions>(async (app, options) => {
     done()
   }))
   // metrics.scrape(): this registry's metrics, or, in a cluster worker, the whole cluster's
-  // (Metrics.scrapeWith). One scrape serves every request for a second: scrapers asking at once
-  // cost one, however many they are.
-  const clock = options.clock ?? (() => performance.now())
-  let latest: { at: number, text: Promise<string> } | undefined
-  const scrapeOnce = (): Promise<string> => {
-    const now = clock()
-    if (latest === undefined || now - latest.at >= SCRAPE_REUSE_MS) {
-      const text = metrics.scrape()
-      latest = { at: now, text }
-      // A failed scrape is not kept.
-      text.catch(() => { if (latest?.text === text) latest = undefined })
-    }
-    return latest.text
-  }
+  // (Metrics.scrapeWith), looked up on each scrape. Shared by concurrent scrapers, and reused until
+  // a second after it began (shared-scrape.ts).
+  const scrapeOnce = sharedScrape(() => metrics.scrape(), SCRAPE_REUSE_MS, options.clock ?? (() => performance.now()))
   const token = app.config.METRICS_TOKEN === '' ? undefined : digest(app.config.METRICS_TOKEN)
-  // Counted in the rate limit like the API. Served under overload too (http/under-pressure.ts):
-  // that is when the numbers matter, and a cached scrape costs little.
+  // Counted in the rate limit like the API, refused scrapes too: the token is checked in
+  // preHandler, after the rate limit's onRequest hook, so that guessing it costs the guesser's
+  // limit. Served under overload (http/under-pressure.ts): that is when the numbers matter, and
+  // it costs little then, one scrape a second whoever asks, the rest answered from it.
   app.get('/metrics', {
     schema: { hide: true },
     config: { pressureHandler: servedUnderPressure },
-    onRequest: token === undefined
+    preHandler: token === undefined
       ? []
       : [async function requireMetricsToken (request) {
           const given = /^Bearer +(\S+)$/i.exec(request.headers.authorization ?? '')?.[1]

@@ -29,7 +29,7 @@ function errorEnvelope (description: string, example: { message: string, error: 
   return Type.Object({
     message: Type.String(),
     error: Type.String(),
-    code: Type.Optional(Type.String({ description: 'A stable reason for programs, where there is one: RPC_ERR_UNAVAILABLE or RPC_ERR_TIMEOUT on a 500 that is worth retrying (with Retry-After)' })),
+    code: Type.Optional(Type.String({ description: 'A stable reason for programs, where there is one: on a 500, RPC_ERR_UNAVAILABLE, RPC_ERR_TIMEOUT or RPC_ERR_TRANSPORT when no node could be reached or none answered in time, worth retrying after Retry-After' })),
   }, { description, examples: [example] })
 }
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { RpcInvalidParamsError } from '../../lib/index.js'
+import { RpcClosedError, RpcInvalidParamsError, RpcNodeError, RpcTimeoutError, RpcTransportError, RpcUnavailableError } from '../../lib/index.js'
 import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
 import { HttpError } from '../../src/http/errors.js'
@@ -107,6 +107,32 @@ describe('error handling', () => {
     const response = await app.inject('/api/refused')
     assert.equal(response.statusCode, 400)
     assert.deepEqual(response.json(), { message: 'Bad request', error: 'Invalid parameters for search: keyword must be a string of at most 1000 characters' })
+  })
+
+  it('adds code and Retry-After to a failed route\'s 500 only when the failure is temporary', async (t) => {
+    const app = await appWith(t, { NODE_ENV: 'production' })
+    const failures: Record<string, Error> = {
+      unavailable: new RpcUnavailableError('search', 'No Pocketnet node could answer search: node 1 failed: connection refused', { cause: new AggregateError([]) }),
+      timeout: new RpcTimeoutError('search', 'No Pocketnet node answered search in time: node 1 did not answer search within 2000 ms', { timeoutMs: 2000 }),
+      transport: new RpcTransportError('search', 'node 1 answered HTTP 502 with a body that is not JSON'),
+      node: new RpcNodeError('search', { rpcCode: -8, rpcMessage: 'Invalid parameter', httpStatus: 500, retryable: false, nodeName: 'node 1' }),
+      closed: new RpcClosedError('search'),
+    }
+    for (const [name, err] of Object.entries(failures)) {
+      app.get(`/api/fails/${name}`, { config: { failureMessage: 'Search operation failed' } }, async () => { throw err })
+    }
+    const answers = Object.fromEntries(await Promise.all(Object.keys(failures).map(async name => {
+      const response = await app.inject(`/api/fails/${name}`)
+      return [name, { status: response.statusCode, retryAfter: response.headers['retry-after'], body: response.json() }] as const
+    })))
+    for (const name of ['unavailable', 'timeout', 'transport']) {
+      const err = failures[name] as Error & { code: string }
+      assert.deepEqual(answers[name], { status: 500, retryAfter: '2', body: { message: 'Search operation failed', error: err.message, code: err.code } }, name)
+    }
+    for (const name of ['node', 'closed']) {
+      const err = failures[name] as Error
+      assert.deepEqual(answers[name], { status: 500, retryAfter: undefined, body: { message: 'Search operation failed', error: err.message } }, name)
+    }
   })
 
   it('never answers HTML, whatever the path', async (t) => {

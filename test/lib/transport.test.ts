@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
 import { readFileSync } from 'node:fs'
+import { createServer as createHttpServer } from 'node:http'
 import { createServer as createHttpsServer } from 'node:https'
 import { connect, createServer as createTcpServer, type AddressInfo, type Server } from 'node:net'
 import { describe, it } from 'node:test'
@@ -89,6 +90,40 @@ describe('NodeTransport', () => {
         return true
       })
     }
+  })
+
+  it('keeps what a node wrote out of every message: an RPC error, an HTML page, plain text, a status text', async (t) => {
+    const secret = 'http://10.1.2.3:38081/?password=secret'
+    const answers: Array<{ status: number, statusText?: string, type: string, body: string, message: string, rpcCode?: number }> = [
+      { status: 500, type: 'application/json', body: JSON.stringify({ result: null, error: { code: -8, message: `bad ${secret} ${'x'.repeat(200_000)}` }, id: 1 }), message: 'Pocketnet node rejected search (node 1): invalid parameter (RPC error -8)', rpcCode: -8 },
+      { status: 500, type: 'application/json', body: JSON.stringify({ result: null, error: { code: 1e300, message: secret }, id: 1 }), message: 'Pocketnet node rejected search (node 1): an error code we do not know (RPC error 0)', rpcCode: 0 },
+      { status: 502, statusText: `Bad Gateway ${secret}`, type: 'text/html', body: `<html><body>upstream ${secret} refused</body></html>`, message: 'node 1 answered HTTP 502 with a body that is not JSON' },
+      { status: 500, type: 'text/plain', body: `Work queue depth exceeded at ${secret}`, message: 'node 1 is overloaded (Work queue depth exceeded)' },
+      { status: 403, statusText: secret, type: 'application/json', body: JSON.stringify({ detail: secret }), message: 'node 1 answered HTTP 403 without a JSON-RPC result' },
+    ]
+    let next = answers[0] as typeof answers[number]
+    const node = createHttpServer((request, response) => {
+      request.resume()
+      request.on('end', () => {
+        response.writeHead(next.status, next.statusText ?? 'Error', { 'content-type': next.type })
+        response.end(next.body)
+      })
+    })
+    const transport = newTransport(t, `http://127.0.0.1:${await listen(t, node)}`)
+    for (const answer of answers) {
+      next = answer
+      await assert.rejects(post(transport, 'search'), (err: Error & { rpcCode?: number, rpcMessage?: string }) => {
+        assert.equal(err.message, answer.message)
+        assert.equal(err.rpcCode, answer.rpcCode)
+        return true
+      })
+    }
+    // The node's own text is kept for the log, and only there.
+    next = answers[0] as typeof answers[number]
+    await assert.rejects(post(transport, 'search'), (err: Error & { rpcMessage?: string }) => {
+      assert.ok(err.rpcMessage?.startsWith(`bad ${secret}`))
+      return true
+    })
   })
 
   it('calls a node over HTTPS, trusting a certificate given in NODE_EXTRA_CA_CERTS', async (t) => {

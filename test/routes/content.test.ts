@@ -72,8 +72,10 @@ describe('GET /api/content/:hash/comments', () => {
     const unknown = await service.get(`/api/content/${'e'.repeat(64)}/comments`)
     assert.equal(unknown.status, 404)
     assert.equal(node.callsTo('getcomments').length, 1, 'no getcomments for unknown content')
-    const bad = await service.get(`/api/content/${hash}/comments?pageSize=0`)
-    assert.deepEqual([bad.status, bad.body.message], [400, 'Invalid query parameter: pageSize'])
+    for (const query of ['pageSize=0', 'pageSize=Infinity', 'page=Infinity']) {
+      const bad = await service.get(`/api/content/${hash}/comments?${query}`)
+      assert.deepEqual([bad.status, bad.body.message], [400, `Invalid query parameter: ${query.split('=')[0]}`], query)
+    }
     // Another post, whose comments no cache holds yet.
     const other = node.dataset.posts.find(post => post.hash !== hash)
     assert.ok(other)
@@ -102,7 +104,7 @@ describe('GET /api/tags', () => {
   it('answers 400 for a bad language or size, 500 when the node fails', async (t) => {
     const node = await startEmulator(t)
     const service = await startApp(t, { nodes: [node.url], env: NO_CACHE })
-    for (const query of ['lang=english', 'lang=EN', 'pageSize=101', 'pageSize=0']) {
+    for (const query of ['lang=english', 'lang=EN', 'pageSize=101', 'pageSize=0', 'pageSize=Infinity']) {
       const { status, body } = await service.get(`/api/tags?${query}`)
       assert.equal(status, 400, query)
       assert.match(body.message, /^Invalid query parameter: (lang|pageSize)$/)

@@ -62,12 +62,15 @@ describe('GET /api/search', () => {
     assert.deepEqual(paged, all)
   })
 
-  it('answers an empty page past the end', async (t) => {
+  it('answers an empty page past the end, claiming no matches it has not seen', async (t) => {
     const node = await startEmulator(t)
     const service = await startApp(t, { nodes: [node.url] })
-    const { status, body } = await service.get('/api/search?keyword=bitcoin&page=100000&pageSize=100')
-    assert.equal(status, 200)
-    assert.deepEqual(body.data, { results: [], total: 10_000_000, hasMore: false })
+    // Issue #24: a high page reported page × pageSize as its total, with no results.
+    for (const query of ['page=100000&pageSize=100', 'page=21474835&pageSize=20']) {
+      const { status, body } = await service.get(`/api/search?keyword=bitcoin&${query}`)
+      assert.equal(status, 200, query)
+      assert.deepEqual(body.data, { results: [], total: 0, hasMore: false }, query)
+    }
   })
 
   describe('bad input answers 400 and sends nothing to the node', () => {
@@ -84,6 +87,12 @@ describe('GET /api/search', () => {
       ['?keyword=a&pageSize=101', 'Invalid query parameter: pageSize', /from 1 to 100/],
       ['?keyword=a&pageSize=ten', 'Invalid query parameter: pageSize', /from 1 to 100/],
       ['?keyword=a&page=30000000&pageSize=100', 'Invalid query parameter: page', /32-bit range/],
+      // Ajv's coercion turns these into Infinity, which its integer, minimum and maximum checks let through (issue #24).
+      ['?keyword=a&pageSize=Infinity', 'Invalid query parameter: pageSize', /^pageSize must be a whole number from 1 to 100 \(got "Infinity"\)$/],
+      ['?keyword=a&pageSize=-Infinity', 'Invalid query parameter: pageSize', /from 1 to 100/],
+      ['?keyword=a&pageSize=1e400', 'Invalid query parameter: pageSize', /from 1 to 100/],
+      ['?keyword=a&page=Infinity', 'Invalid query parameter: page', /^page must be a whole number from 0 \(the page index\) \(got "Infinity"\)$/],
+      ['?keyword=a&page=1e300', 'Invalid query parameter: page', /whole number from 0/],
     ]
     for (const [query, message, error] of cases) {
       it(`answers 400 for ${query || 'no query'}`, async (t) => {

@@ -22,6 +22,10 @@ const searchRoute: FastifyPluginAsyncTypebox = async (app) => {
     }
     const api = await app.pocketnet.get()
     const data = await api.rpc.search({ keyword: String(keyword), type: 'content', pageStart: Number(page), pageSize: Number(pageSize) })
+    // `total` counts the matches up to the end of the page, which holds when the page has any:
+    // the pages before it are full. A page past the last match cannot tell how many came
+    // before it, and page × pageSize would claim matches that may not exist.
+    if (data.results.length === 0 && data.total > 0) return sendSuccess(reply, 'Search completed successfully', { ...data, total: 0 }, data)
     return sendSuccess(reply, 'Search completed successfully', data)
   })
 }
