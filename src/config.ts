@@ -59,7 +59,7 @@ export const ConfigSchema = Type.Object({
   AUTH_SESSION_TTL_S: integer({ default: 86_400, min: 60, max: 31_536_000 }, ' (seconds)'),
   AUTH_MAX_CHALLENGES: integer({ default: 100_000, min: 1, max: 100_000_000 }),
   AUTH_MAX_SESSIONS: integer({ default: 100_000, min: 1, max: 100_000_000 }),
-  AUTH_RATE_LIMIT_MAX: integer({ default: 30, min: 1, max: 1_000_000 }, ' (sign-in requests per RATE_LIMIT_WINDOW and client)'),
+  AUTH_RATE_LIMIT_MAX: integer({ default: 30, min: 1, max: 1_000_000 }, ' (sign-in requests per RATE_LIMIT_WINDOW and client, both steps together)'),
   AUTH_SIGNATURE_CHECKS_PER_S: integer({ default: 200, min: 1, max: 1_000_000 }, ' (signatures checked per second by one process; past it sign-in answers 503)'),
   AUTH_ACCEPT_SIGNATURE_HEADER: Type.Boolean({ default: false, description: 'true or false (needs BASTYON_APP_ID)' }),
   METRICS_TOKEN: Type.String({ default: '', description: METRICS_TOKEN_RULE }),

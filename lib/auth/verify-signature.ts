@@ -20,6 +20,7 @@ export const SIGNATURE_ERROR_CODES = {
   SIG_WRONG_NETWORK: 'The address is of another Pocketnet network (testnet or regtest on mainnet, or the reverse).',
   SIG_ADDRESS_MISMATCH: 'The address is not the one of the public key.',
   SIG_SESSION_MISMATCH: 'The signature was made for another session than the one expected.',
+  SIG_SESSION_NOT_ASCII: 'The signature was made for a session that is not ASCII, such as an app id with a look-alike letter (Cyrillic `о` for `o`), where an ASCII one was expected.',
   SIG_NOT_YET_VALID: 'The signature was issued later than now, beyond the allowed clock skew.',
   SIG_EXPIRED: 'The signature is past its lifetime (the shorter of its own and the verifier\'s maximum), beyond the allowed clock skew.',
   SIG_HIGH_S: 'The signature is the high-S twin of a valid one: the host only makes low-S signatures.',
@@ -85,6 +86,15 @@ export function hostHex (session: string): string {
   return hex
 }
 
+/** Hex of bytes 0x00 to 0x7F only. */
+const ASCII_HEX = /^(?:[0-7][0-9a-f])*$/
+
+/** True when every UTF-16 code unit of `text` is ASCII: the texts whose host hex no other ASCII text shares. */
+function isAscii (text: string): boolean {
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) > 0x7f) return false
+  return true
+}
+
 function fail (code: SignatureErrorCode, message: string): never {
   throw new SignatureError(code, message)
 }
@@ -125,7 +135,13 @@ export function verifySignature (object: unknown, options: VerifyOptions): Verif
   const key = Buffer.from(pubkey, 'hex')
   if (!Buffer.from(ripemd160(sha256(key))).equals(payload.subarray(1))) fail('SIG_ADDRESS_MISMATCH', 'The address is not the public key\'s')
 
-  if (sessionHex !== hostHex(options.session)) fail('SIG_SESSION_MISMATCH', 'The signature was made for another session')
+  if (sessionHex !== hostHex(options.session)) {
+    // App ids and challenges are ASCII; a byte above 0x7F is a letter of another script, often one
+    // that looks like a Latin one. (Some, Greek letters among them, the host's hex folds onto
+    // ASCII: their signature is the ASCII session's own, and no verifier can tell them apart.)
+    if (!ASCII_HEX.test(sessionHex) && isAscii(options.session)) fail('SIG_SESSION_NOT_ASCII', 'The signature was made for a session that is not ASCII')
+    fail('SIG_SESSION_MISMATCH', 'The signature was made for another session')
+  }
 
   const now = options.now ?? Date.now()
   const skewMs = (options.clockSkewSeconds ?? 60) * 1000

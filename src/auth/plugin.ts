@@ -68,7 +68,7 @@ export default fp<AuthPluginOptions>(async (app, { now = Date.now }) => {
   app.decorate('signIn', signIn)
 
   const authenticate = async function authenticate (request: FastifyRequest): Promise<void> {
-    request.user = await (signIn as SignIn).authenticate(request.headers as { authorization?: string, signature?: string })
+    request.user = await (signIn as SignIn).authenticate(request.headers as { authorization?: string, signature?: string }, () => app.clientKey(request.raw))
   }
   app.addHook('onRoute', (route) => {
     if (route.config?.auth !== true) return

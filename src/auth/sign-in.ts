@@ -12,7 +12,7 @@ import { SignatureError, verifySignature, type PocketnetNetwork, type VerifiedSi
 import { ServiceUnavailableError } from '../http/errors.js'
 import { AuthError, type AuthStep } from './auth-errors.js'
 import type { AuthStore } from './auth-store.js'
-import { SignatureBudget } from './signature-budget.js'
+import { SignatureBudget, type BudgetScope } from './signature-budget.js'
 
 /** Who made a request to a route marked `auth`. */
 export interface AuthUser {
@@ -35,7 +35,7 @@ export interface SignInOptions {
   sessionTtlMs: number
   /** Compatibility mode: also accept the ecosystem's `Signature: <JSON>` header, once each. */
   acceptSignatureHeader: boolean
-  /** Most signatures checked per second by this process; past it, 503. */
+  /** Most signatures checked per second by this process, shared fairly between clients and networks; past it, 503. */
   signatureChecksPerSecond: number
   /** Milliseconds since the epoch. */
   now: () => number
@@ -54,6 +54,8 @@ export interface OpenedSession {
 
 /** 24 random bytes in base64url: ASCII, URL-safe, and the same in the host's hex as in UTF-8. */
 const CHALLENGE = /^[A-Za-z0-9_-]{32}$/
+/** The host's hex of an ASCII text: bytes 0x00 to 0x7F. App ids and challenges are ASCII. */
+const ASCII_HEX = /^(?:[0-7][0-9a-f])*$/
 /** 32 random bytes in base64url. */
 const TOKEN = /^[A-Za-z0-9_-]{43}$/
 const BEARER = /^Bearer +(\S+) *$/i
@@ -63,6 +65,12 @@ const NONCE_SESSION = /,s=((?:[0-9a-f]{2}){1,256})$/
 const NO_SESSION = ''
 /** The clock skew verifySignature allows; a replayed header is remembered this much past its expiry. */
 const CLOCK_SKEW_MS = 60_000
+/** What a 503 past the budget says, by who has no check left. */
+const BUSY: Record<BudgetScope, string> = {
+  client: 'Sign-in is busy for this client: it sent more signatures than its share of the checks this server makes per second',
+  network: 'Sign-in is busy for this client\'s network: it sent more signatures than its share of the checks this server makes per second',
+  process: 'Sign-in is busy: more signatures arrived than this server checks per second',
+}
 
 const sessionIdOf = (token: string): string => createHash('sha256').update(token).digest('base64url')
 
@@ -77,30 +85,42 @@ export class SignIn {
     this.#budget = new SignatureBudget(options.signatureChecksPerSecond, options.now)
   }
 
-  /** A new challenge, remembered until it expires or is used. */
+  /** A new challenge, remembered (with its expiry as the value) until it expires or is used. */
   async issueChallenge (): Promise<Challenge> {
     const challenge = randomBytes(24).toString('base64url')
     const expiresAt = this.#options.now() + this.#options.challengeTtlMs
-    await this.#store.add('challenge', challenge, '', expiresAt)
+    await this.#store.add('challenge', challenge, String(expiresAt), expiresAt)
     return { challenge, expiresAt: new Date(expiresAt) }
   }
 
   /**
-   * Trades `sdk.sign(challenge)`'s object for a token. The challenge is looked up before the
-   * signature's curve arithmetic, so that a stream of made-up signatures costs a lookup each, and
-   * taken after it, so that of two uses of one signature only one succeeds.
-   * @throws AuthError (401) for every refusal
+   * Trades `sdk.sign(challenge)`'s object for a token. The first signature presented for a
+   * challenge uses it up, accepted or refused: so each challenge issued buys at most one curve
+   * check, a forged signature costs its sender a fresh challenge (and two requests of the sign-in
+   * rate limit), and of two uses of one signature only one is checked. A signature for a challenge
+   * never issued costs one lookup. Past the check budget (signature-budget.ts) nothing is checked,
+   * and the challenge is put back: the same signature may be sent again after Retry-After.
+   * @param client the caller's rate-limit key, whose share of the check budget this uses
+   * @throws AuthError (401) for every refusal; ServiceUnavailableError (503) past the budget
    */
-  async openSession (signature: unknown): Promise<OpenedSession> {
+  async openSession (signature: unknown, client: string): Promise<OpenedSession> {
     const { appId, now } = this.#options
     const challenge = this.#challengeNamedBy(signature)
     if (challenge === undefined) {
       this.#verify('sign-in', signature, NO_SESSION)
       throw new AuthError('sign-in', 'SIG_SESSION_MISMATCH', `The signature must be made for the session <challenge>/${appId}`)
     }
-    if (await this.#store.get('challenge', challenge) === undefined) throw unknownChallenge()
+    const taken = await this.#store.take('challenge', challenge)
+    if (taken === undefined) throw unknownChallenge()
+    try {
+      this.#spendCheck(client)
+    } catch (err) {
+      // An earlier version kept no expiry with the challenge: it gets a whole time to live again.
+      const expiresAt = Number(taken) > 0 ? Number(taken) : now() + this.#options.challengeTtlMs
+      await this.#store.add('challenge', challenge, String(expiresAt), expiresAt)
+      throw err
+    }
     const verified = this.#verify('sign-in', signature, `${challenge}/${appId}`)
-    if (await this.#store.take('challenge', challenge) === undefined) throw unknownChallenge()
     const token = randomBytes(32).toString('base64url')
     const expiresAt = now() + this.#options.sessionTtlMs
     await this.#store.add('session', sessionIdOf(token), JSON.stringify({ address: verified.address, expiresAt }), expiresAt)
@@ -115,12 +135,13 @@ export class SignIn {
   /**
    * The user a request's headers prove: a bearer token, or, in compatibility mode and without an
    * Authorization header, a Signature header.
-   * @throws AuthError (401)
+   * @param clientOf the caller's rate-limit key, asked only for a Signature header (it costs a check)
+   * @throws AuthError (401); ServiceUnavailableError (503) past the check budget
    */
-  async authenticate (headers: { authorization?: string | undefined, signature?: string | string[] | undefined }): Promise<AuthUser> {
+  async authenticate (headers: { authorization?: string | undefined, signature?: string | string[] | undefined }, clientOf: () => string): Promise<AuthUser> {
     const { authorization, signature } = headers
     if (authorization !== undefined) return this.#userOfToken(authorization)
-    if (this.#options.acceptSignatureHeader && typeof signature === 'string') return this.#userOfSignatureHeader(signature)
+    if (this.#options.acceptSignatureHeader && typeof signature === 'string') return this.#userOfSignatureHeader(signature, clientOf())
     throw new AuthError('route', 'AUTH_MISSING', this.#options.acceptSignatureHeader
       ? 'Send Authorization: Bearer <token> from sign-in, or a Signature header'
       : 'Send Authorization: Bearer <token> from sign-in')
@@ -140,8 +161,9 @@ export class SignIn {
    * The ecosystem's header: an `account()` object (session `<appId>`) or a `sign("auth")` one
    * (`auth/<appId>`). Any proxy the user talks to can get such an object from the host, which is
    * why this mode is off by default (docs/sign-in.md); each is accepted once, within its lifetime.
+   * Each header that is JSON costs one check of the client's share of the budget.
    */
-  async #userOfSignatureHeader (header: string): Promise<AuthUser> {
+  async #userOfSignatureHeader (header: string, client: string): Promise<AuthUser> {
     let object: unknown
     try {
       object = JSON.parse(header)
@@ -149,6 +171,7 @@ export class SignIn {
       throw new AuthError('route', 'SIG_MALFORMED', 'The Signature header must be the JSON of a Bastyon signature')
     }
     const { appId } = this.#options
+    this.#spendCheck(client)
     let verified: VerifiedSignature
     try {
       verified = this.#verify('route', object, appId)
@@ -163,14 +186,17 @@ export class SignIn {
     return { address: verified.address, via: 'signature', expiresAt: verified.expiresAt }
   }
 
+  /** One check of the budget for `client`, or a 503 saying whose share is spent. */
+  #spendCheck (client: string): void {
+    const refusal = this.#budget.take(client)
+    if (refusal !== undefined) throw new ServiceUnavailableError(BUSY[refusal.scope], refusal.retryAfterSeconds)
+  }
+
   /**
-   * verifySignature, within the budget of checks per second. With NO_SESSION it never reaches the
-   * curve (no session matches it), so it runs outside the budget: it only tells which rule failed.
+   * verifySignature, after #spendCheck. With NO_SESSION it never reaches the curve (no session
+   * matches it), so it needs no check of the budget: it only tells which rule failed.
    */
   #verify (step: AuthStep, signature: unknown, session: string): VerifiedSignature {
-    if (session !== NO_SESSION && !this.#budget.take()) {
-      throw new ServiceUnavailableError('Sign-in is busy: more signatures arrived than this server checks per second', 1)
-    }
     try {
       return verifySignature(signature, {
         session,
@@ -189,8 +215,9 @@ export class SignIn {
     const nonce = (signature as { nonce?: unknown } | null)?.nonce
     if (typeof nonce !== 'string') return undefined
     const hex = NONCE_SESSION.exec(nonce)?.[1]
-    if (hex === undefined) return undefined
-    // For ASCII, the host's hex is the bytes' hex; a session with other characters is not ours.
+    // Ours is ASCII, and for ASCII the host's hex is the bytes' hex. A byte above 0x7F is a letter
+    // of another script, such as a look-alike in the app id: verifySignature names the refusal.
+    if (hex === undefined || !ASCII_HEX.test(hex)) return undefined
     const session = Buffer.from(hex, 'hex').toString('latin1')
     const slash = session.indexOf('/')
     const challenge = session.slice(0, slash)

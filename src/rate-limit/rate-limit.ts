@@ -4,7 +4,7 @@
  * IPv6 clients by their /64, as the plugin does), answered 429 in the envelope with Retry-After;
  * every counted answer carries X-RateLimit-Limit, -Remaining and -Reset.
  *
- * Every route counts unless its config says `rateLimit: false` (probes, metrics); a route with
+ * Every route counts unless its config says `rateLimit: false` (the health probes); a route with
  * `rateLimit: { max, timeWindow }` gets the plugin's limits of its own. Requests no route's hook
  * sees count too (`app.limitRequest`, called by http/unrouted.ts): unknown URLs, malformed URLs,
  * CORS preflights, requests without Host.
@@ -37,6 +37,8 @@ declare module 'fastify' {
      * often this and the route's hook run for it.
      */
     limitRequest: (request: FastifyRequest, reply: FastifyReply) => Promise<void>
+    /** The client's key in the rate limit: its address (TRUST_PROXY applied), an IPv6 one's /64. Sign-in shares its checks by it. */
+    clientKey: (request: IncomingMessage) => string
   }
 }
 
@@ -124,4 +126,5 @@ export default fp<RateLimitOptions>(async (app, { clock }) => {
   })
   // For what no route's hook counts: http/unrouted.ts counts unknown URLs and preflights with it.
   app.decorate('limitRequest', countOnce)
+  app.decorate('clientKey', keyOf)
 }, { name: 'rate-limit', dependencies: ['redis'] })

@@ -54,6 +54,8 @@ export class SharedWindowStore implements FastifyRateLimitStore, WindowStore {
   readonly #clock: () => number
   readonly #local: FixedWindowStore
   readonly #grants = new LRUCache<string, Grant>({ max: MAX_TRACKED_CLIENTS })
+  /** The store of each group of routes that count together (a route's `rateLimit.groupId`). */
+  readonly #groups = new Map<string, SharedWindowStore>()
 
   /**
    * @param prefix this store's part of the key: one per set of limits (the global one, each route's own)
@@ -89,12 +91,19 @@ export class SharedWindowStore implements FastifyRateLimitStore, WindowStore {
   }
 
   /**
-   * A route with limits of its own counts apart: its method and path are part of the key. The
-   * plugin passes its merged limits, with the route under `routeInfo` (not the type it declares).
+   * A route with limits of its own counts apart: its method and path are part of the key, or its
+   * `groupId`, for routes that count together (one store for the group, as for its local grants).
+   * The plugin passes its merged limits, with the route under `routeInfo` (not the type it declares).
    */
   child (params: unknown): SharedWindowStore {
-    const route = (params as { routeInfo?: { method?: unknown, url?: unknown } }).routeInfo
-    return new SharedWindowStore(this.#link, `rate:${String(route?.method)} ${String(route?.url)}:`, this.#clock)
+    const { routeInfo: route, groupId } = params as { routeInfo?: { method?: unknown, url?: unknown }, groupId?: unknown }
+    if (typeof groupId !== 'string') return new SharedWindowStore(this.#link, `rate:${String(route?.method)} ${String(route?.url)}:`, this.#clock)
+    let group = this.#groups.get(groupId)
+    if (group === undefined) {
+      group = new SharedWindowStore(this.#link, `rate:group:${groupId}:`, this.#clock)
+      this.#groups.set(groupId, group)
+    }
+    return group
   }
 
   async #take (key: string, windowMs: number, max: number, lastBatch: number): Promise<WindowCount> {

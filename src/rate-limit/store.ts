@@ -33,6 +33,8 @@ export interface WindowStore {
 export class FixedWindowStore implements FastifyRateLimitStore, WindowStore {
   readonly #windows: LRUCache<string, Window>
   readonly #clock: () => number
+  /** The store of each group of routes that count together (a route's `rateLimit.groupId`). */
+  readonly #groups = new Map<string, FixedWindowStore>()
 
   /** @param clock milliseconds; only differences are used, so a monotonic clock will do. */
   constructor (clock: () => number = Date.now, maxClients = MAX_TRACKED_CLIENTS) {
@@ -56,8 +58,18 @@ export class FixedWindowStore implements FastifyRateLimitStore, WindowStore {
     callback(null, this.take(key, timeWindow))
   }
 
-  /** A route with limits of its own counts in a store of its own. */
-  child (): FixedWindowStore {
-    return new FixedWindowStore(this.#clock)
+  /**
+   * A route with limits of its own counts in a store of its own; routes of one `groupId` in one
+   * store together (the plugin adds the group to the key, but makes a store per route).
+   */
+  child (params?: unknown): FixedWindowStore {
+    const groupId = (params as { groupId?: unknown } | undefined)?.groupId
+    if (typeof groupId !== 'string') return new FixedWindowStore(this.#clock)
+    let group = this.#groups.get(groupId)
+    if (group === undefined) {
+      group = new FixedWindowStore(this.#clock)
+      this.#groups.set(groupId, group)
+    }
+    return group
   }
 }

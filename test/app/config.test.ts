@@ -77,6 +77,13 @@ describe('configurations that would be unsafe (issue #24)', () => {
     assert.equal(loadConfig({ WEB_CONCURRENCY: '2' }).WEB_CONCURRENCY, 2, 'without sign-in there is nothing per user to share')
   })
 
+  it('refuses a BASTYON_APP_ID with a look-alike letter: the host\'s app ids are ASCII, and so are the sessions sign-in expects', () => {
+    for (const lookAlike of ['\u03b4emo.pocketnet.app', 'dem\u043e.pocketnet.app', 'demo.pocketnet.app\u200b']) {
+      assert.throws(() => loadConfig({ BASTYON_APP_ID: lookAlike }), /BASTYON_APP_ID must be empty \(sign-in off\), or the mini-app's manifest id/, JSON.stringify(lookAlike))
+    }
+    assert.equal(loadConfig({ BASTYON_APP_ID: 'demo.pocketnet.app' }).BASTYON_APP_ID, 'demo.pocketnet.app')
+  })
+
   it('warns at start that TRUST_PROXY=true lets any client choose its rate-limit key', async (t) => {
     const warned = async (trustProxy: string): Promise<boolean> => {
       const lines: string[] = []

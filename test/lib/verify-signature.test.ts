@@ -65,6 +65,20 @@ describe('verifySignature', () => {
     refused(hostSignature(`x${CHALLENGE}/${APP_ID}`), AT_ISSUE, 'SIG_SESSION_MISMATCH')
   })
 
+  it('refuses a session spelled with a look-alike letter of another script as not ASCII', () => {
+    // Cyrillic о (U+043E) for the Latin o: the host's hex writes it as the byte 0xee.
+    refused(hostSignature(`${CHALLENGE}/dem\u043e.pocketnet.app`), AT_ISSUE, 'SIG_SESSION_NOT_ASCII')
+    refused(hostSignature(`${CHALLENGE}/\u0430pp.pocketnet.app`), { ...AT_ISSUE, session: `${CHALLENGE}/app.pocketnet.app` }, 'SIG_SESSION_NOT_ASCII')
+    // A non-ASCII session expected is compared as such: another one is only a mismatch.
+    refused(hostSignature(`Привет/${APP_ID}`), { ...AT_ISSUE, session: `Пока/${APP_ID}` }, 'SIG_SESSION_MISMATCH')
+  })
+
+  it('cannot tell a Greek look-alike from the ASCII session: the host signs the very same text (docs/bastyon-signatures.md)', () => {
+    // δ (U+03B4) less 0x350 is 0x64, d: the same hex, nonce and signature. Only app ids being ASCII keeps it harmless.
+    assert.equal(hostHex(`${CHALLENGE}/\u03b4emo.pocketnet.app`), hostHex(SESSION))
+    assert.deepEqual(hostSignature(`${CHALLENGE}/\u03b4emo.pocketnet.app`), hostSignature(SESSION))
+  })
+
   it('holds a signature to its lifetime and to the verifier\'s maximum, with a bounded skew both ways', () => {
     const object = hostSignature(SESSION)
     assert.ok(verifySignature(object, { ...AT_ISSUE, now: ISSUED + 360_000 + 60_000 }))

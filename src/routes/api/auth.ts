@@ -1,7 +1,7 @@
 /**
  * Sign in with Bastyon (auth/sign-in.ts, docs/sign-in.md): a challenge, the signed challenge
  * traded for a token, and sign-out. Registered only when BASTYON_APP_ID is set. The two sign-in
- * steps have a rate limit of their own (AUTH_RATE_LIMIT_MAX), tighter than the API's.
+ * steps share a rate limit of their own (AUTH_RATE_LIMIT_MAX for both together), tighter than the API's.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { signedInUser } from '../../auth/plugin.js'
@@ -15,7 +15,8 @@ const SESSION_BODY_LIMIT = 4096
 
 const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const signIn = app.signIn as SignIn
-  const rateLimit = { max: app.config.AUTH_RATE_LIMIT_MAX, timeWindow: parseWindow(app.config.RATE_LIMIT_WINDOW) }
+  // One count for both steps (groupId): AUTH_RATE_LIMIT_MAX sign-in requests in all, as documented.
+  const rateLimit = { max: app.config.AUTH_RATE_LIMIT_MAX, timeWindow: parseWindow(app.config.RATE_LIMIT_WINDOW), groupId: 'sign-in' }
 
   app.post('/auth/challenge', { schema: ChallengeSchema, config: { rateLimit } }, async () => {
     const { challenge, expiresAt } = await signIn.issueChallenge()
@@ -23,7 +24,7 @@ const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.post('/auth/session', { schema: SessionSchema, bodyLimit: SESSION_BODY_LIMIT, config: { rateLimit } }, async (request) => {
-    const { token, address, expiresAt } = await signIn.openSession(request.body.signature)
+    const { token, address, expiresAt } = await signIn.openSession(request.body.signature, app.clientKey(request.raw))
     return { message: 'Signed in successfully', data: { token, address, expiresAt: expiresAt.toISOString() } }
   })
 
