@@ -24,6 +24,7 @@ export {
 } from './auth/verify-signature.js'
 export { RedisLink, parseRedisUrl, type RedisLinkOptions, type RedisOperationEvent, type RedisOutcome, type RedisScript } from './redis/redis-link.js'
 export type { SharedOutcome } from './redis/shared-answers.js'
+export type { ChainEvent, BlockEvent, ReorgEvent, TransactionEvent, NotificationEvent } from './events/chain-event.js'
 export type { NodeSnapshot, AttemptEvent, AttemptOutcome, OverloadEvent } from './node-pool.js'
 export type { OverloadReason } from './node-slots.js'
 export type { CircuitState } from './node-health.js'
