@@ -101,7 +101,7 @@ function fillOf (param: ReferenceParam): { value: unknown } | undefined {
   return UNGUARDED.test(param.note) ? undefined : { value: null }
 }
 
-type Shape = 'array' | 'object' | 'string' | 'none'
+export type Shape = 'array' | 'object' | 'string' | 'none'
 
 /** The top-level shape of a result the table describes in words. */
 function shapeOf (result: string): Shape {
@@ -131,57 +131,105 @@ function topLevelItems (text: string): string[] {
   return items
 }
 
-/** The text inside the first balanced `{…}` of `text` (after `from`), or undefined. */
-function firstBraces (text: string): string | undefined {
-  const start = text.indexOf('{')
-  if (start < 0) return undefined
+/** The text inside each top-level balanced `{…}` of `text`. */
+function allBraces (text: string): string[] {
+  const found: string[] = []
   let depth = 0
-  for (let i = start; i < text.length; i++) {
-    if (text[i] === '{') depth++
-    if (text[i] === '}' && --depth === 0) return text.slice(start + 1, i)
+  let start = 0
+  for (let i = 0; i < text.length; i++) {
+    if (text[i] === '{' && depth++ === 0) start = i + 1
+    if (text[i] === '}' && --depth === 0) found.push(text.slice(start, i))
   }
-  return undefined
+  return found
 }
 
-/** The fields the table names, as a TypeScript object type; every type it does not give is `unknown`. */
-function fieldsType (fields: string): string {
-  const members: string[] = []
+/** The text inside the first balanced `{…}` of `text`, or undefined. */
+function firstBraces (text: string): string | undefined {
+  return allBraces(text)[0]
+}
+
+/** A field the table names in a result: its name, whether it may be absent, and the JSON kind it gives (`any` when it gives none). */
+export interface ResultField {
+  name: string
+  optional: boolean
+  kind: 'list' | 'object' | 'any'
+}
+
+/**
+ * What the table says a result is: its top-level shape and, for an object or the items of a list,
+ * the fields it names (`record` when its keys are data, such as addresses), and whether a list may
+ * hold nulls. The generated types are written from it, and the contract suite checks real answers
+ * against it.
+ */
+export interface ResultSchema {
+  shape: Shape
+  fields?: ResultField[] | 'record'
+  /** A list of strings (`getjurymoderators`), not of objects. */
+  strings?: boolean
+  /** Always `[]`. */
+  empty?: boolean
+  nullItems?: boolean
+  /** A list whose items are of one of these kinds (`array mixing {…} entries … and {…} entries`). */
+  variants?: ResultField[][]
+  /** A list whose first item is of these fields, and the rest records of any kind (`getmissedinfo`). */
+  head?: ResultField[]
+}
+
+/** The fields the table names inside `{…}`; `record` for keys that are data. */
+function fieldsOf (fields: string): ResultField[] | 'record' {
+  const members: ResultField[] = []
   for (const item of topLevelItems(fields)) {
     const match = /^([A-Za-z_$][\w$]*)(\?)?\s*(.*)$/s.exec(item)
     if (match === null) {
       // `{<address>: …}`: keys that are data.
-      if (/^</.test(item)) return 'Record<string, unknown>'
+      if (/^</.test(item)) return 'record'
       continue
     }
     const [, name, optional, rest] = match as unknown as [string, string, string | undefined, string]
-    if (members.some(member => member.startsWith(`${name}:`) || member.startsWith(`${name}?:`))) continue
-    const type = rest.startsWith(':') ? valueType(rest.slice(1).trim()) : valueType(rest)
-    members.push(`${name}${optional ?? ''}: ${type}`)
+    if (members.some(member => member.name === name)) continue
+    const value = rest.startsWith(':') ? rest.slice(1).trim() : rest
+    members.push({ name, optional: optional !== undefined, kind: value.startsWith('[') ? 'list' : value.startsWith('{') ? 'object' : 'any' })
   }
-  return members.length === 0 ? 'Record<string, unknown>' : `{ ${members.join('; ')} }`
+  return members.length === 0 ? 'record' : members
 }
 
-/** A field's type from what follows its name: a list `[…]`, an object `{…}`, or unknown. */
-function valueType (rest: string): string {
-  if (rest.startsWith('[')) return 'unknown[]'
-  if (rest.startsWith('{')) return 'Record<string, unknown>'
-  return 'unknown'
+export function resultSchema (method: string, result: string): ResultSchema {
+  const shape = shapeOf(result)
+  if (shape === 'none' || shape === 'string') return { shape }
+  const braces = firstBraces(result)
+  const fields = braces === undefined ? undefined : fieldsOf(braces)
+  if (shape === 'object') return { shape, fields: fields ?? 'record' }
+  if (/^always \[\]/i.test(result)) return { shape, empty: true }
+  if (method === 'getjurymoderators') return { shape, strings: true }
+  if (/^array mixing/i.test(result)) {
+    const variants = allBraces(result).map(fieldsOf).filter((each): each is ResultField[] => each !== 'record')
+    return { shape, variants }
+  }
+  if (/^array: first element/i.test(result) && Array.isArray(fields)) return { shape, head: fields }
+  // Some lists hold a null for an item the node could not give (a hash that is not content).
+  return { shape, ...(fields === undefined ? {} : { fields }), nullItems: /null element|may be null/i.test(result) }
+}
+
+const TS_KINDS: Record<ResultField['kind'], string> = { list: 'unknown[]', object: 'Record<string, unknown>', any: 'unknown' }
+
+/** Fields as a TypeScript object type; every type the table does not give is `unknown`. */
+function objectType (fields: ResultField[] | 'record'): string {
+  if (fields === 'record') return 'Record<string, unknown>'
+  return `{ ${fields.map(field => `${field.name}${field.optional ? '?' : ''}: ${TS_KINDS[field.kind]}`).join('; ')} }`
 }
 
 function resultType (method: string, reference: ReferenceMethod): string {
-  const shape = shapeOf(reference.result)
-  if (shape === 'none') return 'never'
-  if (shape === 'string') return 'string'
-  const braces = firstBraces(reference.result)
-  const element = braces === undefined ? undefined : fieldsType(braces)
-  if (shape === 'array') {
-    if (/^always \[\]/i.test(reference.result)) return 'never[]'
-    if (method === 'getjurymoderators') return 'string[]'
-    if (element === undefined) return 'unknown[]'
-    // Some lists hold a null for an item the node could not give (a hash that is not content).
-    return /null element|may be null/i.test(reference.result) ? `Array<${element} | null>` : `Array<${element}>`
-  }
-  return element ?? 'Record<string, unknown>'
+  const schema = resultSchema(method, reference.result)
+  if (schema.shape === 'none') return 'never'
+  if (schema.shape === 'string') return 'string'
+  if (schema.shape === 'object') return objectType(schema.fields ?? 'record')
+  if (schema.empty === true) return 'never[]'
+  if (schema.strings === true) return 'string[]'
+  if (schema.variants !== undefined) return `Array<${schema.variants.map(objectType).join(' | ')}>`
+  if (schema.head !== undefined) return `[${objectType(schema.head)}, ...Array<Record<string, unknown>>]`
+  if (schema.fields === undefined) return 'unknown[]'
+  const element = objectType(schema.fields)
+  return schema.nullItems === true ? `Array<${element} | null>` : `Array<${element}>`
 }
 
 function pascal (name: string): string {

@@ -20,14 +20,23 @@ export function shortProfile (user: UserRecord): Record<string, unknown> {
     blockings_count: 0,
     blockers_count: 0,
     likers_count: user.likers,
-    regdate: user.regdate,
+    k: user.publicKey,
+    a: user.about,
+    l: user.language,
+    s: user.site,
     update: user.update,
+    regdate: user.regdate,
     flags: {},
     firstFlags: {},
+    // The account's count of actions (the node's account statistics).
+    actions: user.postCount + user.subscribes.length,
     bans: {},
     badges: badges(user),
   }
 }
+
+/** The node's type codes of contents, as the full profile counts them. */
+const CONTENT_TYPE_CODES = { share: '200', video: '201', article: '202' } as const
 
 function badges (user: UserRecord): string[] {
   return user.reputation > 400 ? ['shark'] : []
@@ -37,20 +46,16 @@ function fullProfile (user: UserRecord): Record<string, unknown> {
   if (user.deleted) return shortProfile(user)
   return {
     ...shortProfile(user),
-    k: user.publicKey,
-    a: user.about,
-    l: user.language,
-    s: user.site,
-    actions: {},
     subscribes: user.subscribes.map(address => ({ adddress: address, private: 'false' })),
     subscribers: user.subscribers,
     blocking: [],
-    content: [{ type: 'share', count: user.postCount }],
+    content: user.postCount === 0 ? {} : { [CONTENT_TYPE_CODES.share]: user.postCount },
   }
 }
 
 export function getUserProfile (dataset: Dataset, params: unknown[]): unknown[] {
-  const [address, shortForm] = params
+  const [address, shortForm = ''] = params
+  // Read only when given: absent, it is the full form.
   if (typeof shortForm !== 'string') throw new RpcError(-32603, 'JSON value is not a string as expected')
   const wanted = typeof address === 'string' ? [address] : Array.isArray(address) ? address.filter(item => typeof item === 'string') : []
   const found = [...new Set(wanted)].map(item => dataset.usersByAddress.get(item)).filter(user => user !== undefined)

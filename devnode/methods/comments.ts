@@ -88,7 +88,8 @@ export function getComments (dataset: Dataset, chain: ChainState, params: unknow
     if (comment.answerid !== '') record.answerid = comment.answerid
     record.scoreUp = String(comment.scoreUp)
     record.scoreDown = String(comment.scoreDown)
-    record.reputation = String(comment.reputation)
+    // A comment nobody rated has no rating row: the node leaves the field out.
+    if (comment.reputation !== 0) record.reputation = String(comment.reputation)
     if (viewer !== '') record.myScore = '0'
     record.children = String(children(dataset, index, comment, live))
     if (comment.donation > 0) Object.assign(record, { amount: comment.donation, donation: 'true' })
@@ -121,4 +122,37 @@ function byIdsRecord (dataset: Dataset, index: CommentIndex, comment: CommentRec
   record.children = children(dataset, index, comment, reply => dataset.usersByAddress.get(reply.address)?.deleted === false)
   if (comment.donation > 0) Object.assign(record, { amount: comment.donation, donation: 'true' })
   return Object.assign(record, { deleted: false, edit: false })
+}
+
+/**
+ * A content item's `lastComment`: its newest top-level comment by a live account, numbers as
+ * numbers (unlike getcomments), or null when it has none. (The node puts a comment that paid the
+ * author more than 0.5 PKOIN first.)
+ */
+export function lastComment (dataset: Dataset, post: { hash: string }): Record<string, unknown> | null {
+  const index = indexOf(dataset)
+  const live = (comment: CommentRecord): boolean => dataset.usersByAddress.get(comment.address)?.deleted === false
+  const top = (index.byPost.get(post.hash) ?? []).filter(comment => comment.parentid === '' && live(comment))
+  const paid = top.filter(comment => comment.donation > 50_000_000)
+  const comment = (paid.length > 0 ? paid : top).at(-1)
+  if (comment === undefined) return null
+  const record: Record<string, unknown> = {
+    id: comment.id,
+    cid: dataset.comments.indexOf(comment) + 1,
+    edit: false,
+    deleted: false,
+    postid: comment.postid,
+    address: comment.address,
+    time: comment.time,
+    timeUpd: comment.time,
+    block: comment.block,
+    msg: comment.msg,
+    scoreUp: comment.scoreUp,
+    scoreDown: comment.scoreDown,
+  }
+  if (comment.reputation !== 0) record.reputation = String(comment.reputation)
+  record.children = children(dataset, index, comment, live)
+  if (comment.donation > 0) Object.assign(record, { donation: 'true', amount: comment.donation })
+  record.flags = {}
+  return record
 }

@@ -1,6 +1,7 @@
 /** Contents: search and getcontent, and the content items both answer. */
 import { wordsOf, type Dataset, type PostRecord } from '../data/generate.js'
 import { shortProfile } from './accounts.js'
+import { lastComment } from './comments.js'
 import { type ChainState, INT32_MAX, INT32_MIN, isAddress, RpcError, versionAtLeast } from './common.js'
 
 /** Nodes before 0.22.1 read paging numbers as strings and ignore JSON numbers; later ones do the opposite. */
@@ -35,29 +36,31 @@ function urlDecode (text: string): string {
 
 function contentItem (dataset: Dataset, post: PostRecord): Record<string, unknown> {
   const author = dataset.usersByAddress.get(post.address)
-  return {
+  // The node leaves out a column that is null: the URL of a post without one, the settings.
+  const item: Record<string, unknown> = {
     hash: post.hash,
     txid: post.hash,
     id: post.id,
     address: post.address,
-    time: String(post.time),
+    time: post.time,
     l: post.language,
     type: post.type,
     c: post.caption,
     m: post.message,
-    u: post.url,
+  }
+  if (post.url !== '') item.u = post.url
+  return Object.assign(item, {
     t: post.tags,
     i: post.images,
-    s: { a: '', v: '', videos: [], image: '', f: '0' },
-    scoreCnt: String(post.scoreCnt),
-    scoreSum: String(post.scoreSum),
+    scoreCnt: post.scoreCnt,
+    scoreSum: post.scoreSum,
     reposted: post.reposted,
     comments: post.comments,
     versions: [],
     flags: {},
-    lastComment: null,
+    lastComment: lastComment(dataset, post),
     userprofile: author ? shortProfile(author) : null,
-  }
+  })
 }
 
 /** Where each word occurs, so that a search does not scan every post. */
@@ -111,7 +114,9 @@ function matchingPosts (dataset: Dataset, terms: string[]): PostRecord[] {
 
 export function search (dataset: Dataset, chain: ChainState, params: unknown[]): Record<string, unknown> {
   const [rawKeyword, rawType] = params
-  if (typeof rawKeyword !== 'string' || typeof rawType !== 'string') throw new RpcError(-3, 'JSON value is not a string as expected')
+  // Type-checked when present (-3); read as a string when absent (-32603).
+  if (rawKeyword === undefined || rawType === undefined) throw new RpcError(-32603, 'JSON value is not a string as expected')
+  if (typeof rawKeyword !== 'string' || typeof rawType !== 'string') throw new RpcError(-3, `Expected type string, got ${typeof (typeof rawKeyword !== 'string' ? rawKeyword : rawType)}`)
   const legacy = readsPagingAsStrings(chain.version)
   const topBlock = pagingParam(params[2], 0, legacy)
   const pageStart = pagingParam(params[3], 0, legacy)
@@ -169,8 +174,9 @@ const MAX_CONTENT_HASHES = 100
  */
 export function getContent (dataset: Dataset, params: unknown[]): unknown[] {
   const [hashes, , last] = params
-  const list = typeof hashes === 'string' ? [hashes] : Array.isArray(hashes) ? hashes : undefined
-  if (list === undefined || list.some(hash => typeof hash !== 'string')) throw new RpcError(-32603, 'JSON value is not a string as expected')
+  // Neither a string nor a list (or nothing): no hashes, so nothing found.
+  const list = typeof hashes === 'string' ? [hashes] : Array.isArray(hashes) ? hashes : []
+  if (list.some(hash => typeof hash !== 'string')) throw new RpcError(-32603, 'JSON value is not a string as expected')
   if (typeof last === 'number' && last !== 1) return []
   let index = postsByHash.get(dataset)
   if (index === undefined) postsByHash.set(dataset, index = new Map(dataset.posts.map(post => [post.hash, post])))

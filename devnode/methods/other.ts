@@ -4,6 +4,7 @@
  */
 import { RpcError, getInt, isAddress, runtimeError, sqlPrepareError, typeCheck } from './common.js'
 import { PUBLIC_METHODS, type ResultType } from './public-table.js'
+import { WITHOUT_PARAMS } from './without-params.js'
 
 const EMPTY: Record<ResultType, () => unknown> = { array: () => [], object: () => ({}), string: () => '' }
 
@@ -15,7 +16,12 @@ export function otherMethod (method: string, params: unknown[]): { result: unkno
     // The emulator is a mainnet node.
     throw runtimeError(method === 'generateaddress' ? 'Only for testnet/regtest\n' : 'Only for testnet or regtest\n')
   }
+  const missing = params.length === 0 ? WITHOUT_PARAMS[method] : undefined
+  if (missing !== undefined) throw new RpcError(missing.code, missing.message, missing.status ?? 500)
   switch (method) {
+    case 'getrecommendedaccountbyaddress':
+      // 0.22.7's query does not prepare, whatever the params (found on a real node).
+      throw sqlPrepareError('with addr as (select RowId as id, String as hash from Registry ...) ... group by Contents.RegId1 having count() > ? order by count() desc limit ?')
     case 'getbalancehistory':
       throw runtimeError('Reimplementation required because of new db structure')
     case 'gettopaccounts':

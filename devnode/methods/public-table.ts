@@ -74,7 +74,7 @@ export const PUBLIC_METHODS: Readonly<Record<string, { result: ResultType, statu
   getrawtransaction: { result: 'object', status: 'ok' },
   getrawtransactionwithmessagebyid: { result: 'array', status: 'ok' },
   getrecomendedsubscriptionsforuser: { result: 'array', status: 'stub' },
-  getrecommendedaccountbyaddress: { result: 'array', status: 'ok' },
+  getrecommendedaccountbyaddress: { result: 'array', status: 'broken' },
   getrecommendedcontentbyaddress: { result: 'object', status: 'ok' },
   getrecommendedposts: { result: 'array', status: 'stub' },
   getstatisticbydays: { result: 'object', status: 'ok' },

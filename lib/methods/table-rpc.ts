@@ -286,8 +286,8 @@ export interface GetcommentsParams {
   /** string[], default null. if present must be an array (else -32602); elements strings. Non-empty -> returns exactly these comments (postid/parentid ignored). */
   comment_ids?: string[]
 }
-/** array of comment object {id (root comment tx), postid (content root txid), address, time, timeUpd, block, msg, parentid?, answerid?, scoreUp, scoreDown, reputation, myScore (only with address), children, amount?, donation?, blck_cnt_cmt?, blck_cmt_cnt?, flags{}, deleted (bool), edit (bool)} - numeric fields are STRINGS */
-export type GetcommentsResult = Array<{ id: unknown; postid: unknown; address: unknown; time: unknown; timeUpd: unknown; block: unknown; msg: unknown; parentid?: unknown; answerid?: unknown; scoreUp: unknown; scoreDown: unknown; reputation: unknown; myScore: unknown; children: unknown; amount?: unknown; donation?: unknown; blck_cnt_cmt?: unknown; blck_cmt_cnt?: unknown; flags: Record<string, unknown>; deleted: unknown; edit: unknown }>
+/** array of comment object {id (root comment tx), postid (content root txid), address, time, timeUpd, block, msg, parentid?, answerid?, scoreUp, scoreDown, reputation? (absent on 0.22.7), myScore? (only with address), children, amount?, donation?, blck_cnt_cmt?, blck_cmt_cnt?, flags{}, deleted (bool), edit (bool)} - numeric fields are STRINGS */
+export type GetcommentsResult = Array<{ id: unknown; postid: unknown; address: unknown; time: unknown; timeUpd: unknown; block: unknown; msg: unknown; parentid?: unknown; answerid?: unknown; scoreUp: unknown; scoreDown: unknown; reputation?: unknown; myScore?: unknown; children: unknown; amount?: unknown; donation?: unknown; blck_cnt_cmt?: unknown; blck_cmt_cnt?: unknown; flags: Record<string, unknown>; deleted: unknown; edit: unknown }>
 
 /** Params of `getcompactblock`, by the node's names; the positions come from the table. */
 export interface GetcompactblockParams {
@@ -308,8 +308,8 @@ export interface GetcontentParams {
   /** integer, default 1. Only 1: any other value makes a 0.22 node answer []. read ONLY as a JSON number: 1 (or absent/non-number, incl. true/false) = return the latest version. Any other number switches to the by-exact-hash path, which in 0.22.x always returns [] (result is assembled from an empty id list). Always omit it or send 1. */
   last?: 1
 }
-/** array of content object {hash (current version tx), txid (ROOT tx = stable content id; comments/scores reference it), id (uid), edit?, repost?, address (author), time, l (lang), type ('share'|'video'|'article'|'stream'|'audio'|'contentDelete'), deleted?, c (caption), m (message), u (url), t (tags[]), i (images[]), s (settings{}), scoreCnt, scoreSum, reposted, comments, myVal (only when an address was given), versions [{h, hs}], flags {}, lastComment (comment object or null), userprofile (short profile)}. Order is NOT request order (map by txid/hash). A hash that exists but is not post/video/article/stream/audio/delete (e.g. a comment) yields a null element; unknown or mempool-only hashes are absent. */
-export type GetcontentResult = Array<{ hash: unknown; txid: unknown; id: unknown; edit?: unknown; repost?: unknown; address: unknown; time: unknown; l: unknown; type: unknown; deleted?: unknown; c: unknown; m: unknown; u: unknown; t: unknown; i: unknown; s: unknown; scoreCnt: unknown; scoreSum: unknown; reposted: unknown; comments: unknown; myVal: unknown; versions: unknown[]; flags: Record<string, unknown>; lastComment: unknown; userprofile: unknown } | null>
+/** array of content object {hash (current version tx), txid (ROOT tx = stable content id; comments/scores reference it), id (uid), edit?, repost?, address (author), time, l (lang), type ('share'|'video'|'article'|'stream'|'audio'|'contentDelete'), deleted?, c (caption), m (message), u? (url; absent when empty on 0.22.7), t (tags[]), i (images[]), s? (settings{}; absent when empty on 0.22.7), scoreCnt, scoreSum, reposted, comments, myVal? (only when an address was given), versions [{h, hs}], flags {}, lastComment (comment object or null), userprofile (short profile)}. Order is NOT request order (map by txid/hash). A hash that exists but is not post/video/article/stream/audio/delete (e.g. a comment) yields a null element; unknown or mempool-only hashes are absent. */
+export type GetcontentResult = Array<{ hash: unknown; txid: unknown; id: unknown; edit?: unknown; repost?: unknown; address: unknown; time: unknown; l: unknown; type: unknown; deleted?: unknown; c: unknown; m: unknown; u?: unknown; t: unknown; i: unknown; s?: unknown; scoreCnt: unknown; scoreSum: unknown; reposted: unknown; comments: unknown; myVal?: unknown; versions: unknown[]; flags: Record<string, unknown>; lastComment: unknown; userprofile: unknown } | null>
 
 /** Params of `getcontentactions`, by the node's names; the positions come from the table. */
 export interface GetcontentactionsParams {
@@ -378,22 +378,22 @@ export interface GethierarchicalfeedParams {
   /** string, default "". viewer address (adds myVal). If position 9 is present it MUST be a JSON string (null -> -3 error); a non-empty value must be a valid address (-5). */
   address?: string
 }
-/** object {height, contents: [content object {hash (current version tx), txid (ROOT tx = stable content id; comments/scores reference it), id (uid), edit?, repost?, address (author), time, l (lang), type ('share'|'video'|'article'|'stream'|'audio'|'contentDelete'), deleted?, c (caption), m (message), u (url), t (tags[]), i (images[]), s (settings{}), scoreCnt, scoreSum, reposted, comments, myVal (only when an address was given), versions [{h, hs}], flags {}, lastComment (comment object or null), userprofile (short profile)}]} */
+/** object {height, contents: [content object {hash (current version tx), txid (ROOT tx = stable content id; comments/scores reference it), id (uid), edit?, repost?, address (author), time, l (lang), type ('share'|'video'|'article'|'stream'|'audio'|'contentDelete'), deleted?, c (caption), m (message), u (url), t (tags[]), i (images[]), s (settings{}), scoreCnt, scoreSum, reposted, comments, myVal? (only when an address was given), versions [{h, hs}], flags {}, lastComment (comment object or null), userprofile (short profile)}]} */
 export type GethierarchicalfeedResult = { height: unknown; contents: unknown[] }
 
 /** Params of `gethierarchicalstrip`, by the node's names; the positions come from the table. */
 export type GethierarchicalstripParams = GethierarchicalfeedParams
-/** object {height, contents: [content object {hash (current version tx), txid (ROOT tx = stable content id; comments/scores reference it), id (uid), edit?, repost?, address (author), time, l (lang), type ('share'|'video'|'article'|'stream'|'audio'|'contentDelete'), deleted?, c (caption), m (message), u (url), t (tags[]), i (images[]), s (settings{}), scoreCnt, scoreSum, reposted, comments, myVal (only when an address was given), versions [{h, hs}], flags {}, lastComment (comment object or null), userprofile (short profile)}]} */
+/** object {height, contents: [content object {hash (current version tx), txid (ROOT tx = stable content id; comments/scores reference it), id (uid), edit?, repost?, address (author), time, l (lang), type ('share'|'video'|'article'|'stream'|'audio'|'contentDelete'), deleted?, c (caption), m (message), u (url), t (tags[]), i (images[]), s (settings{}), scoreCnt, scoreSum, reposted, comments, myVal? (only when an address was given), versions [{h, hs}], flags {}, lastComment (comment object or null), userprofile (short profile)}]} */
 export type GethierarchicalstripResult = { height: unknown; contents: unknown[] }
 
 /** Params of `gethistoricalfeed`, by the node's names; the positions come from the table. */
 export type GethistoricalfeedParams = GethierarchicalfeedParams
-/** object {height (topHeight used), contents: [content object {hash (current version tx), txid (ROOT tx = stable content id; comments/scores reference it), id (uid), edit?, repost?, address (author), time, l (lang), type ('share'|'video'|'article'|'stream'|'audio'|'contentDelete'), deleted?, c (caption), m (message), u (url), t (tags[]), i (images[]), s (settings{}), scoreCnt, scoreSum, reposted, comments, myVal (only when an address was given), versions [{h, hs}], flags {}, lastComment (comment object or null), userprofile (short profile)}]} */
+/** object {height (topHeight used), contents: [content object {hash (current version tx), txid (ROOT tx = stable content id; comments/scores reference it), id (uid), edit?, repost?, address (author), time, l (lang), type ('share'|'video'|'article'|'stream'|'audio'|'contentDelete'), deleted?, c (caption), m (message), u (url), t (tags[]), i (images[]), s (settings{}), scoreCnt, scoreSum, reposted, comments, myVal? (only when an address was given), versions [{h, hs}], flags {}, lastComment (comment object or null), userprofile (short profile)}]} */
 export type GethistoricalfeedResult = { height: unknown; contents: unknown[] }
 
 /** Params of `gethistoricalstrip`, by the node's names; the positions come from the table. */
 export type GethistoricalstripParams = GethierarchicalfeedParams
-/** object {height (topHeight used), contents: [content object {hash (current version tx), txid (ROOT tx = stable content id; comments/scores reference it), id (uid), edit?, repost?, address (author), time, l (lang), type ('share'|'video'|'article'|'stream'|'audio'|'contentDelete'), deleted?, c (caption), m (message), u (url), t (tags[]), i (images[]), s (settings{}), scoreCnt, scoreSum, reposted, comments, myVal (only when an address was given), versions [{h, hs}], flags {}, lastComment (comment object or null), userprofile (short profile)}]} */
+/** object {height (topHeight used), contents: [content object {hash (current version tx), txid (ROOT tx = stable content id; comments/scores reference it), id (uid), edit?, repost?, address (author), time, l (lang), type ('share'|'video'|'article'|'stream'|'audio'|'contentDelete'), deleted?, c (caption), m (message), u (url), t (tags[]), i (images[]), s (settings{}), scoreCnt, scoreSum, reposted, comments, myVal? (only when an address was given), versions [{h, hs}], flags {}, lastComment (comment object or null), userprofile (short profile)}]} */
 export type GethistoricalstripResult = { height: unknown; contents: unknown[] }
 
 /** Params of `gethotposts`, by the node's names; the positions come from the table. */
@@ -411,8 +411,8 @@ export interface GethotpostsParams {
   /** string, default "". viewer address for myVal; get_str(): must be a string if present. */
   address?: string
 }
-/** array of content object {hash (current version tx), txid (ROOT tx = stable content id; comments/scores reference it), id (uid), edit?, repost?, address (author), time, l (lang), type ('share'|'video'|'article'|'stream'|'audio'|'contentDelete'), deleted?, c (caption), m (message), u (url), t (tags[]), i (images[]), s (settings{}), scoreCnt, scoreSum, reposted, comments, myVal (only when an address was given), versions [{h, hs}], flags {}, lastComment (comment object or null), userprofile (short profile)}, ordered by content rating */
-export type GethotpostsResult = Array<{ hash: unknown; txid: unknown; id: unknown; edit?: unknown; repost?: unknown; address: unknown; time: unknown; l: unknown; type: unknown; deleted?: unknown; c: unknown; m: unknown; u: unknown; t: unknown; i: unknown; s: unknown; scoreCnt: unknown; scoreSum: unknown; reposted: unknown; comments: unknown; myVal: unknown; versions: unknown[]; flags: Record<string, unknown>; lastComment: unknown; userprofile: unknown }>
+/** array of content object {hash (current version tx), txid (ROOT tx = stable content id; comments/scores reference it), id (uid), edit?, repost?, address (author), time, l (lang), type ('share'|'video'|'article'|'stream'|'audio'|'contentDelete'), deleted?, c (caption), m (message), u (url), t (tags[]), i (images[]), s (settings{}), scoreCnt, scoreSum, reposted, comments, myVal? (only when an address was given), versions [{h, hs}], flags {}, lastComment (comment object or null), userprofile (short profile)}, ordered by content rating */
+export type GethotpostsResult = Array<{ hash: unknown; txid: unknown; id: unknown; edit?: unknown; repost?: unknown; address: unknown; time: unknown; l: unknown; type: unknown; deleted?: unknown; c: unknown; m: unknown; u: unknown; t: unknown; i: unknown; s: unknown; scoreCnt: unknown; scoreSum: unknown; reposted: unknown; comments: unknown; myVal?: unknown; versions: unknown[]; flags: Record<string, unknown>; lastComment: unknown; userprofile: unknown }>
 
 /** Params of `getjury`, by the node's names; the positions come from the table. */
 export interface GetjuryParams {
@@ -489,7 +489,7 @@ export interface GetmissedinfoParams {
   count?: number
 }
 /** array: first element {block (tip), cntposts, contentsLang}, then mixed event records since block_number (posts from private subscriptions, reposts, content/comment scores, subscribers, incoming money txs (explorer tx objects), comment answers, post comments, boosts, jury events {addr, msg: 'event', mesType, reason, juryHash, content*}) */
-export type GetmissedinfoResult = Array<{ block: unknown; cntposts: unknown; contentsLang: unknown }>
+export type GetmissedinfoResult = [{ block: unknown; cntposts: unknown; contentsLang: unknown }, ...Array<Record<string, unknown>>]
 
 /** Params of `getmostcommentedfeed`, by the node's names; the positions come from the table. */
 export interface GetmostcommentedfeedParams {
@@ -516,7 +516,7 @@ export interface GetmostcommentedfeedParams {
   /** integer, default 43200. if present MUST be a JSON number (else -3); capped at 43200 (~1 month). */
   depth?: number
 }
-/** object {height, contents: [content object {hash (current version tx), txid (ROOT tx = stable content id; comments/scores reference it), id (uid), edit?, repost?, address (author), time, l (lang), type ('share'|'video'|'article'|'stream'|'audio'|'contentDelete'), deleted?, c (caption), m (message), u (url), t (tags[]), i (images[]), s (settings{}), scoreCnt, scoreSum, reposted, comments, myVal (only when an address was given), versions [{h, hs}], flags {}, lastComment (comment object or null), userprofile (short profile)}]} */
+/** object {height, contents: [content object {hash (current version tx), txid (ROOT tx = stable content id; comments/scores reference it), id (uid), edit?, repost?, address (author), time, l (lang), type ('share'|'video'|'article'|'stream'|'audio'|'contentDelete'), deleted?, c (caption), m (message), u (url), t (tags[]), i (images[]), s (settings{}), scoreCnt, scoreSum, reposted, comments, myVal? (only when an address was given), versions [{h, hs}], flags {}, lastComment (comment object or null), userprofile (short profile)}]} */
 export type GetmostcommentedfeedResult = { height: unknown; contents: unknown[] }
 
 /** Params of `getnotifications`, by the node's names; the positions come from the table. */
@@ -550,8 +550,8 @@ export interface GetpagescoresParams {
   /** string[]. REQUIRED: an array, [] allowed; omitted -> -32603. */
   commentHashes: string[]
 }
-/** array mixing {posttxid, value} entries (ONLY for posts the given address has scored: value = its score) and {cmntid, scoreUp, scoreDown, reputation, myScore} entries for the comments */
-export type GetpagescoresResult = Array<{ posttxid: unknown; value: unknown }>
+/** array mixing {posttxid, value} entries (ONLY for posts the given address has scored: value = its score) and {cmntid, scoreUp, scoreDown, reputation? (absent on 0.22.7), myScore} entries for the comments */
+export type GetpagescoresResult = Array<{ posttxid: unknown; value: unknown } | { cmntid: unknown; scoreUp: unknown; scoreDown: unknown; reputation?: unknown; myScore: unknown }>
 
 /** Params of `getpeerinfo`, by the node's names; the positions come from the table. */
 export type GetpeerinfoParams = Record<string, never>
@@ -571,8 +571,8 @@ export interface GetpostscoresParams {
   /** string. content ROOT txid. RPCTypeCheck [str, str, array]: extra params must match those types or -3. */
   txHash: string
 }
-/** array of {posttxid, address, name, avatar, reputation, value} - every score on the content (no paging) */
-export type GetpostscoresResult = Array<{ posttxid: unknown; address: unknown; name: unknown; avatar: unknown; reputation: unknown; value: unknown }>
+/** array of {posttxid, address, name, avatar, reputation? (absent on 0.22.7), value} - every score on the content (no paging) */
+export type GetpostscoresResult = Array<{ posttxid: unknown; address: unknown; name: unknown; avatar: unknown; reputation?: unknown; value: unknown }>
 
 /** Params of `getprofilefeed`, by the node's names; the positions come from the table. */
 export interface GetprofilefeedParams {
@@ -605,7 +605,7 @@ export interface GetprofilefeedParams {
   /** string, default "desc". 'asc' or anything else = desc. */
   ascdesc?: string
 }
-/** object {height, contents: [content object {hash (current version tx), txid (ROOT tx = stable content id; comments/scores reference it), id (uid), edit?, repost?, address (author), time, l (lang), type ('share'|'video'|'article'|'stream'|'audio'|'contentDelete'), deleted?, c (caption), m (message), u (url), t (tags[]), i (images[]), s (settings{}), scoreCnt, scoreSum, reposted, comments, myVal (only when an address was given), versions [{h, hs}], flags {}, lastComment (comment object or null), userprofile (short profile)}]} */
+/** object {height, contents: [content object {hash (current version tx), txid (ROOT tx = stable content id; comments/scores reference it), id (uid), edit?, repost?, address (author), time, l (lang), type ('share'|'video'|'article'|'stream'|'audio'|'contentDelete'), deleted?, c (caption), m (message), u (url), t (tags[]), i (images[]), s (settings{}), scoreCnt, scoreSum, reposted, comments, myVal? (only when an address was given), versions [{h, hs}], flags {}, lastComment (comment object or null), userprofile (short profile)}]} */
 export type GetprofilefeedResult = { height: unknown; contents: unknown[] }
 
 /** Params of `getrandomcontents`, by the node's names; the positions come from the table. */
@@ -613,8 +613,8 @@ export interface GetrandomcontentsParams {
   /** string, default "en". non-strings ignored. */
   lang?: string
 }
-/** array with 0 or 1 content object {hash (current version tx), txid (ROOT tx = stable content id; comments/scores reference it), id (uid), edit?, repost?, address (author), time, l (lang), type ('share'|'video'|'article'|'stream'|'audio'|'contentDelete'), deleted?, c (caption), m (message), u (url), t (tags[]), i (images[]), s (settings{}), scoreCnt, scoreSum, reposted, comments, myVal (only when an address was given), versions [{h, hs}], flags {}, lastComment (comment object or null), userprofile (short profile)} (random content from roughly the last 150000 blocks) */
-export type GetrandomcontentsResult = Array<{ hash: unknown; txid: unknown; id: unknown; edit?: unknown; repost?: unknown; address: unknown; time: unknown; l: unknown; type: unknown; deleted?: unknown; c: unknown; m: unknown; u: unknown; t: unknown; i: unknown; s: unknown; scoreCnt: unknown; scoreSum: unknown; reposted: unknown; comments: unknown; myVal: unknown; versions: unknown[]; flags: Record<string, unknown>; lastComment: unknown; userprofile: unknown }>
+/** array with 0 or 1 content object {hash (current version tx), txid (ROOT tx = stable content id; comments/scores reference it), id (uid), edit?, repost?, address (author), time, l (lang), type ('share'|'video'|'article'|'stream'|'audio'|'contentDelete'), deleted?, c (caption), m (message), u? (url; absent when empty on 0.22.7), t (tags[]), i (images[]), s? (settings{}; absent when empty on 0.22.7), scoreCnt, scoreSum, reposted, comments, myVal? (only when an address was given), versions [{h, hs}], flags {}, lastComment (comment object or null), userprofile (short profile)} (random content from roughly the last 150000 blocks) */
+export type GetrandomcontentsResult = Array<{ hash: unknown; txid: unknown; id: unknown; edit?: unknown; repost?: unknown; address: unknown; time: unknown; l: unknown; type: unknown; deleted?: unknown; c: unknown; m: unknown; u?: unknown; t: unknown; i: unknown; s?: unknown; scoreCnt: unknown; scoreSum: unknown; reposted: unknown; comments: unknown; myVal?: unknown; versions: unknown[]; flags: Record<string, unknown>; lastComment: unknown; userprofile: unknown }>
 
 /** Params of `getrawtransaction`, by the node's names; the positions come from the table. */
 export interface GetrawtransactionParams {
@@ -626,28 +626,8 @@ export type GetrawtransactionResult = { txid: unknown; type: unknown; height?: u
 
 /** Params of `getrawtransactionwithmessagebyid`, by the node's names; the positions come from the table. */
 export type GetrawtransactionwithmessagebyidParams = GetcontentParams
-/** array of content object {hash (current version tx), txid (ROOT tx = stable content id; comments/scores reference it), id (uid), edit?, repost?, address (author), time, l (lang), type ('share'|'video'|'article'|'stream'|'audio'|'contentDelete'), deleted?, c (caption), m (message), u (url), t (tags[]), i (images[]), s (settings{}), scoreCnt, scoreSum, reposted, comments, myVal (only when an address was given), versions [{h, hs}], flags {}, lastComment (comment object or null), userprofile (short profile)}. Order is NOT request order (map by txid/hash). A hash that exists but is not post/video/article/stream/audio/delete (e.g. a comment) yields a null element; unknown or mempool-only hashes are absent. */
-export type GetrawtransactionwithmessagebyidResult = Array<{ hash: unknown; txid: unknown; id: unknown; edit?: unknown; repost?: unknown; address: unknown; time: unknown; l: unknown; type: unknown; deleted?: unknown; c: unknown; m: unknown; u: unknown; t: unknown; i: unknown; s: unknown; scoreCnt: unknown; scoreSum: unknown; reposted: unknown; comments: unknown; myVal: unknown; versions: unknown[]; flags: Record<string, unknown>; lastComment: unknown; userprofile: unknown } | null>
-
-/** Params of `getrecommendedaccountbyaddress`, by the node's names; the positions come from the table. */
-export interface GetrecommendedaccountbyaddressParams {
-  /** string. RPCTypeCheckArgument string; non-empty validated. */
-  address: string
-  /** string, default "". */
-  addressExclude?: string
-  /** integer | string | (integer|string)[], default [200,201,202,209,210,220]. APPENDED to the default list (cannot narrow). */
-  contenttypes?: number | string | Array<number | string>
-  /** string, default "en". */
-  lang?: string
-  /** integer, default 15. no cap. */
-  count?: number
-  /** integer, default current height. only > 0. */
-  height?: number
-  /** integer, default 129600. when given, the code takes max(x, 259200): you can widen but never go below ~6 months (comment says 'not greater' - a bug). */
-  depth?: number
-}
-/** array of short profiles */
-export type GetrecommendedaccountbyaddressResult = unknown[]
+/** array of content object {hash (current version tx), txid (ROOT tx = stable content id; comments/scores reference it), id (uid), edit?, repost?, address (author), time, l (lang), type ('share'|'video'|'article'|'stream'|'audio'|'contentDelete'), deleted?, c (caption), m (message), u? (url; absent when empty on 0.22.7), t (tags[]), i (images[]), s? (settings{}; absent when empty on 0.22.7), scoreCnt, scoreSum, reposted, comments, myVal? (only when an address was given), versions [{h, hs}], flags {}, lastComment (comment object or null), userprofile (short profile)}. Order is NOT request order (map by txid/hash). A hash that exists but is not post/video/article/stream/audio/delete (e.g. a comment) yields a null element; unknown or mempool-only hashes are absent. */
+export type GetrawtransactionwithmessagebyidResult = Array<{ hash: unknown; txid: unknown; id: unknown; edit?: unknown; repost?: unknown; address: unknown; time: unknown; l: unknown; type: unknown; deleted?: unknown; c: unknown; m: unknown; u?: unknown; t: unknown; i: unknown; s?: unknown; scoreCnt: unknown; scoreSum: unknown; reposted: unknown; comments: unknown; myVal?: unknown; versions: unknown[]; flags: Record<string, unknown>; lastComment: unknown; userprofile: unknown } | null>
 
 /** Params of `getrecommendedcontentbyaddress`, by the node's names; the positions come from the table. */
 export interface GetrecommendedcontentbyaddressParams {
@@ -668,7 +648,7 @@ export interface GetrecommendedcontentbyaddressParams {
   /** integer, default 129600. capped at 129600 (~3 months). */
   depth?: number
 }
-/** object {contents: [content object {hash (current version tx), txid (ROOT tx = stable content id; comments/scores reference it), id (uid), edit?, repost?, address (author), time, l (lang), type ('share'|'video'|'article'|'stream'|'audio'|'contentDelete'), deleted?, c (caption), m (message), u (url), t (tags[]), i (images[]), s (settings{}), scoreCnt, scoreSum, reposted, comments, myVal (only when an address was given), versions [{h, hs}], flags {}, lastComment (comment object or null), userprofile (short profile)}]} */
+/** object {contents: [content object {hash (current version tx), txid (ROOT tx = stable content id; comments/scores reference it), id (uid), edit?, repost?, address (author), time, l (lang), type ('share'|'video'|'article'|'stream'|'audio'|'contentDelete'), deleted?, c (caption), m (message), u (url), t (tags[]), i (images[]), s (settings{}), scoreCnt, scoreSum, reposted, comments, myVal? (only when an address was given), versions [{h, hs}], flags {}, lastComment (comment object or null), userprofile (short profile)}]} */
 export type GetrecommendedcontentbyaddressResult = { contents: unknown[] }
 
 /** Params of `getstatisticbydays`, by the node's names; the positions come from the table. */
@@ -766,7 +746,7 @@ export interface GetsubscribesfeedParams {
   /** string | string[], default []. extra authors to include; array elements must be strings; ~100 kept. At least one of address_feed / addresses_extended is required, else -32600 (HTTP 400). */
   addresses_extended?: string | string[]
 }
-/** object {height, contents: [content object {hash (current version tx), txid (ROOT tx = stable content id; comments/scores reference it), id (uid), edit?, repost?, address (author), time, l (lang), type ('share'|'video'|'article'|'stream'|'audio'|'contentDelete'), deleted?, c (caption), m (message), u (url), t (tags[]), i (images[]), s (settings{}), scoreCnt, scoreSum, reposted, comments, myVal (only when an address was given), versions [{h, hs}], flags {}, lastComment (comment object or null), userprofile (short profile)}]} */
+/** object {height, contents: [content object {hash (current version tx), txid (ROOT tx = stable content id; comments/scores reference it), id (uid), edit?, repost?, address (author), time, l (lang), type ('share'|'video'|'article'|'stream'|'audio'|'contentDelete'), deleted?, c (caption), m (message), u (url), t (tags[]), i (images[]), s (settings{}), scoreCnt, scoreSum, reposted, comments, myVal? (only when an address was given), versions [{h, hs}], flags {}, lastComment (comment object or null), userprofile (short profile)}]} */
 export type GetsubscribesfeedResult = { height: unknown; contents: unknown[] }
 
 /** Params of `gettags`, by the node's names; the positions come from the table. */
@@ -811,7 +791,7 @@ export interface GettopfeedParams {
   /** integer, default 518400. blocks back from topHeight; if present MUST be a JSON number (else -3); capped at 518400 (~1 year). */
   depth?: number
 }
-/** object {height, contents: [content object {hash (current version tx), txid (ROOT tx = stable content id; comments/scores reference it), id (uid), edit?, repost?, address (author), time, l (lang), type ('share'|'video'|'article'|'stream'|'audio'|'contentDelete'), deleted?, c (caption), m (message), u (url), t (tags[]), i (images[]), s (settings{}), scoreCnt, scoreSum, reposted, comments, myVal (only when an address was given), versions [{h, hs}], flags {}, lastComment (comment object or null), userprofile (short profile)}]} */
+/** object {height, contents: [content object {hash (current version tx), txid (ROOT tx = stable content id; comments/scores reference it), id (uid), edit?, repost?, address (author), time, l (lang), type ('share'|'video'|'article'|'stream'|'audio'|'contentDelete'), deleted?, c (caption), m (message), u (url), t (tags[]), i (images[]), s (settings{}), scoreCnt, scoreSum, reposted, comments, myVal? (only when an address was given), versions [{h, hs}], flags {}, lastComment (comment object or null), userprofile (short profile)}]} */
 export type GettopfeedResult = { height: unknown; contents: unknown[] }
 
 /** Params of `gettransactions`, by the node's names; the positions come from the table. */
@@ -919,8 +899,8 @@ export interface SearchlinksParams {
   /** integer, default 10. if present MUST be a number; only > 0 used; no cap. */
   count?: number
 }
-/** array of content object {hash (current version tx), txid (ROOT tx = stable content id; comments/scores reference it), id (uid), edit?, repost?, address (author), time, l (lang), type ('share'|'video'|'article'|'stream'|'audio'|'contentDelete'), deleted?, c (caption), m (message), u (url), t (tags[]), i (images[]), s (settings{}), scoreCnt, scoreSum, reposted, comments, myVal (only when an address was given), versions [{h, hs}], flags {}, lastComment (comment object or null), userprofile (short profile)} */
-export type SearchlinksResult = Array<{ hash: unknown; txid: unknown; id: unknown; edit?: unknown; repost?: unknown; address: unknown; time: unknown; l: unknown; type: unknown; deleted?: unknown; c: unknown; m: unknown; u: unknown; t: unknown; i: unknown; s: unknown; scoreCnt: unknown; scoreSum: unknown; reposted: unknown; comments: unknown; myVal: unknown; versions: unknown[]; flags: Record<string, unknown>; lastComment: unknown; userprofile: unknown }>
+/** array of content object {hash (current version tx), txid (ROOT tx = stable content id; comments/scores reference it), id (uid), edit?, repost?, address (author), time, l (lang), type ('share'|'video'|'article'|'stream'|'audio'|'contentDelete'), deleted?, c (caption), m (message), u (url), t (tags[]), i (images[]), s (settings{}), scoreCnt, scoreSum, reposted, comments, myVal? (only when an address was given), versions [{h, hs}], flags {}, lastComment (comment object or null), userprofile (short profile)} */
+export type SearchlinksResult = Array<{ hash: unknown; txid: unknown; id: unknown; edit?: unknown; repost?: unknown; address: unknown; time: unknown; l: unknown; type: unknown; deleted?: unknown; c: unknown; m: unknown; u: unknown; t: unknown; i: unknown; s: unknown; scoreCnt: unknown; scoreSum: unknown; reposted: unknown; comments: unknown; myVal?: unknown; versions: unknown[]; flags: Record<string, unknown>; lastComment: unknown; userprofile: unknown }>
 
 /** Params of `searchusers`, by the node's names; the positions come from the table. */
 export interface SearchusersParams {
@@ -1068,8 +1048,6 @@ export interface TableRpc {
   getrawtransaction (params: GetrawtransactionParams, options?: CallOptions): Promise<GetrawtransactionResult>
   /** `getrawtransactionwithmessagebyid` (contents). Exact alias of getcontent (same C++ function and parsing) but with a 1-block node cache instead of 60: prefer it when fresh counters matter. The node caches it 1 block. */
   getrawtransactionwithmessagebyid (params: GetrawtransactionwithmessagebyidParams, options?: CallOptions): Promise<GetrawtransactionwithmessagebyidResult>
-  /** `getrecommendedaccountbyaddress` (search). The node caches it 60 blocks. */
-  getrecommendedaccountbyaddress (params: GetrecommendedaccountbyaddressParams, options?: CallOptions): Promise<GetrecommendedaccountbyaddressResult>
   /** `getrecommendedcontentbyaddress` (search). The node caches it 60 blocks. */
   getrecommendedcontentbyaddress (params: GetrecommendedcontentbyaddressParams, options?: CallOptions): Promise<GetrecommendedcontentbyaddressResult>
   /** `getstatisticbydays` (explorer). The node caches it 100 blocks. */

@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto'
 import { describe, it } from 'node:test'
 import { generateDataset, getDefaultDataset, type CommentRecord, type Dataset, type UserRecord } from '../../devnode/data/generate.js'
 import { IMPLEMENTED_METHODS, PUBLIC_METHODS } from '../../devnode/methods/index.js'
+import { WITHOUT_PARAMS } from '../../devnode/methods/without-params.js'
 import { startEmulator } from '../helpers/start-emulator.js'
 
 /** One raw JSON-RPC POST, as a client of a real node would send it. */
@@ -83,6 +84,8 @@ describe('the emulator\'s public methods', () => {
       const first = body.result.find((item: { id: string }) => item.id === parent.id)
       const keys = ['id', 'postid', 'address', 'time', 'timeUpd', 'block', 'msg', 'scoreUp', 'scoreDown', 'reputation', 'children', 'flags', 'deleted', 'edit']
       if (parent.donation > 0) keys.splice(11, 0, 'amount', 'donation')
+      // A comment nobody rated has no rating: the node leaves the key out.
+      if (parent.reputation === 0) keys.splice(9, 1)
       assert.deepEqual(Object.keys(first), keys)
       assert.deepEqual(first, {
         ...first,
@@ -94,7 +97,7 @@ describe('the emulator\'s public methods', () => {
         msg: parent.msg,
         scoreUp: String(parent.scoreUp),
         scoreDown: String(parent.scoreDown),
-        reputation: String(parent.reputation),
+        ...(parent.reputation === 0 ? {} : { reputation: String(parent.reputation) }),
         children: String(replies.length),
         flags: {},
         deleted: false,
@@ -102,7 +105,8 @@ describe('the emulator\'s public methods', () => {
       })
       for (const item of body.result) {
         assert.equal(item.parentid, undefined, 'a top-level comment has no parentid key')
-        for (const key of ['time', 'block', 'scoreUp', 'scoreDown', 'reputation', 'children']) assert.equal(typeof item[key], 'string')
+        for (const key of ['time', 'block', 'scoreUp', 'scoreDown', 'children']) assert.equal(typeof item[key], 'string')
+        if ('reputation' in item) assert.equal(typeof item.reputation, 'string')
       }
     })
 
@@ -344,18 +348,24 @@ describe('the emulator\'s public methods', () => {
       for (const name of IMPLEMENTED_METHODS) assert.ok(Object.hasOwn(PUBLIC_METHODS, name), name)
     })
 
-    it('answers each name it has no data for with HTTP 200 and the empty value of its result', async (t) => {
+    it('answers each name it has no data for with HTTP 200 and the empty value of its result, or the node\'s error for a missing param', async (t) => {
       const node = await startEmulator(t)
       const empty = { array: [], object: {}, string: '' }
       const others = Object.entries(PUBLIC_METHODS).filter(([name, { status }]) => !IMPLEMENTED_METHODS.has(name) && (status === 'ok' || status === 'stub'))
-      assert.equal(others.length, 92 - IMPLEMENTED_METHODS.size - 6)
+      assert.equal(others.length, 92 - IMPLEMENTED_METHODS.size - 7)
       for (const [name, { result }] of others) {
-        assert.deepEqual(await rpc(node.url, name, []), { status: 200, body: { result: empty[result], error: null, id: 3 } }, name)
+        const missing = WITHOUT_PARAMS[name]
+        const expected = missing === undefined
+          ? { status: 200, body: { result: empty[result], error: null, id: 3 } }
+          : { status: missing.status ?? 500, body: { result: null, error: { code: missing.code, message: missing.message }, id: 3 } }
+        assert.deepEqual(await rpc(node.url, name, []), expected, name)
       }
-      // Spot checks that do not rely on the table.
-      for (const [name, value] of [['gethotposts', []], ['getrecommendedposts', []], ['getaddressid', {}], ['gethistoricalfeed', {}], ['getaccountsetting', ''], ['help', '']] as const) {
-        assert.deepEqual((await rpc(node.url, name, [])).body.result, value, name)
+      // Spot checks that do not rely on the tables.
+      for (const [name, params, value] of [['gethotposts', [], []], ['getrecommendedposts', [], []], ['getaddressid', [UNKNOWN_ADDRESS], {}], ['gethistoricalfeed', [], {}], ['getaccountsetting', [UNKNOWN_ADDRESS], ''], ['help', [], '']] as const) {
+        assert.deepEqual((await rpc(node.url, name, [...params])).body.result, value, name)
       }
+      await rejects(node.url, 'getrawtransaction', [], 500, -32603, /^JSON value is not a string as expected$/)
+      await rejects(node.url, 'getprofilefeed', [], 400, -32600, /^No profile address$/)
     })
 
     it('fails the broken and testnet-only ones as the node does', async (t) => {
@@ -365,6 +375,7 @@ describe('the emulator\'s public methods', () => {
       await rejects(node.url, 'gettopaccounts', [0, 15, 'en', [], 'share'], 500, 500, /^SQLiteDatabase: Failed to setup SQL statements/)
       await rejects(node.url, 'gettopaccounts', [0, 15, 'en', [], 'share', [], [], '100'], 500, -3, /^Expected type number, got string$/)
       await rejects(node.url, 'getprofilecollections', [], 400, -32600, /^No profile address$/)
+      await rejects(node.url, 'getrecommendedaccountbyaddress', [UNKNOWN_ADDRESS], 500, 500, /^SQLiteDatabase: Failed to setup SQL statements/)
       await rejects(node.url, 'getprofilecollections', [0, '', 10, '', [], [], [], [], [], '', 'nope'], 500, -5, /^Invalid Pocketcoin address: nope$/)
       await rejects(node.url, 'getprofilecollections', [0, '', 10, '', [], [], [], [], [], null, UNKNOWN_ADDRESS], 500, -3, /^Expected type string, got null$/)
       await rejects(node.url, 'getprofilecollections', [0, '', 10, '', [], [], [], [], [], '', UNKNOWN_ADDRESS], 500, 500, /^SQLiteDatabase: Failed to setup SQL statements/)

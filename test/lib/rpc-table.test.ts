@@ -103,7 +103,8 @@ describe('every typed method, against the emulator', () => {
       assert.deepEqual(node.callsTo(name).at(-1)?.params, wire, name)
       called++
     }
-    assert.equal(called, 83 + 3 - HAND_WRITTEN.length, 'every ok and testnet-only method but the hand-written ones')
+    // 82 ok (getrecommendedaccountbyaddress is broken on a real 0.22.7 node) and 3 testnet-only.
+    assert.equal(called, 82 + 3 - HAND_WRITTEN.length, 'every ok and testnet-only method but the hand-written ones')
   })
 
   it('leaves trailing optional positions out, and fills a gap with the node\'s default, never null where the node reads without a check', async (t) => {

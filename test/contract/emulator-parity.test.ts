@@ -1,0 +1,117 @@
+/**
+ * The emulator (devnode/) answers like the real node: for every method both serve, the same kind
+ * of question, asked of each with its own data, gets answers of the same structure (the same
+ * field names, JSON types and nulls: json-shape.ts), and the same bad params get the same error
+ * code and HTTP status. `npm test` runs against the emulator; this is what makes that truthful.
+ * Where they differ, the emulator is fixed, not this test.
+ */
+import assert from 'node:assert/strict'
+import { after, before, describe, it } from 'node:test'
+import { createEmulator, type Emulator } from '../../devnode/server.js'
+import { PUBLIC_METHODS } from '../../devnode/methods/index.js'
+import { contractNode } from './contract-node.js'
+import { differences, shapeOf } from './json-shape.js'
+
+interface Answer { status: number, result: unknown, error: { code: number } | null }
+
+async function ask (url: string, method: string, params: unknown[]): Promise<Answer> {
+  const response = await fetch(`${url}/public/`, { method: 'POST', body: JSON.stringify({ method, params }), headers: { 'content-type': 'application/json' } })
+  const body = await response.json() as { result: unknown, error: { code: number } | null }
+  return { status: response.status, result: body.result, error: body.error }
+}
+
+/** One kind of question: params for the node (from the real chain's dataset) and for the emulator (from its own). */
+/**
+ * Fields the node gives only for data the regtest chain has none of: a comment's `reputation` once
+ * it is rated, and `amount`/`donation` for a comment that paid the author. The emulator's data has
+ * both; the node's source gives them in the same form.
+ */
+const ONLY_WITH_RATINGS_OR_DONATIONS = (path: string): boolean => /\.(reputation|amount|donation)$/.test(path) && /comment|lastComment|^\[\]/i.test(path)
+
+interface Question {
+  method: string
+  node: unknown[]
+  emulator: unknown[]
+  /** Paths whose structure depends on data only one side has (say why). */
+  ignore?: (path: string) => boolean
+}
+
+describe('the emulator answers like the real node', () => {
+  let emulator: Emulator
+  const questions: Question[] = []
+
+  before(async () => {
+    emulator = await createEmulator({ port: 0 })
+    const { dataset } = contractNode
+    const [alice, bob] = dataset.accounts as [typeof dataset.accounts[number], typeof dataset.accounts[number]]
+    const own = emulator.dataset
+    const user = own.users.find(each => each.subscribers.length > 0 && each.subscribes.length > 0) ?? own.users[0]
+    const post = own.posts.find(each => own.comments.some(comment => comment.postid === each.hash)) ?? own.posts[0]
+    assert.ok(user !== undefined && post !== undefined)
+    questions.push(
+      { method: 'getnodeinfo', node: [], emulator: [] },
+      { method: 'getuserprofile', node: [[alice.address, bob.address], '1'], emulator: [[user.address, own.users[1]?.address], '1'] },
+      // `content` counts contents by type code: its keys are data.
+      { method: 'getuserprofile', node: [[alice.address]], emulator: [[user.address]], ignore: path => path.startsWith('[].content.') },
+      { method: 'search', node: ['bitcoin', 'posts', 0, 0, 10], emulator: [own.posts[0]?.caption.split(' ')[0], 'posts', 0, 0, 10], ignore: ONLY_WITH_RATINGS_OR_DONATIONS },
+      { method: 'search', node: ['alice', 'users', 0, 0, 10], emulator: [user.name, 'users', 0, 0, 10] },
+      { method: 'getcontent', node: [[...alice.posts, ...bob.posts]], emulator: [own.posts.slice(0, 4).map(each => each.hash)], ignore: ONLY_WITH_RATINGS_OR_DONATIONS },
+      { method: 'getcomments', node: [alice.posts[0]], emulator: [post.hash], ignore: ONLY_WITH_RATINGS_OR_DONATIONS },
+      { method: 'getuserstate', node: [alice.address], emulator: [user.address] },
+      { method: 'gettags', node: ['0', '10', null, 'en'], emulator: ['0', '10', null, 'en'] },
+      { method: 'getusersubscribers', node: [alice.address], emulator: [user.address] },
+      { method: 'getusersubscribes', node: [alice.address], emulator: [user.address] },
+      { method: 'getapps', node: [{}], emulator: [{}] }
+    )
+  })
+  after(() => emulator.close())
+
+  it('answers each method it implements with the structure the node gives', async () => {
+    const found: string[] = []
+    for (const question of questions) {
+      const [node, own] = await Promise.all([ask(contractNode.url, question.method, question.node), ask(emulator.url, question.method, question.emulator)])
+      assert.equal(node.error, null, `${question.method} ${JSON.stringify(question.node)} on the node: ${JSON.stringify(node.error)}`)
+      assert.equal(own.error, null, `${question.method} ${JSON.stringify(question.emulator)} on the emulator: ${JSON.stringify(own.error)}`)
+      for (const difference of differences(shapeOf(node.result), shapeOf(own.result), question.ignore)) found.push(`${question.method}${difference}`)
+    }
+    assert.deepEqual(found, [])
+  })
+
+  it('answers every other public method with the JSON type the node gives', async () => {
+    const found: string[] = []
+    for (const [method, { status, result }] of Object.entries(PUBLIC_METHODS)) {
+      if (status !== 'ok' && status !== 'stub') continue
+      // Asked with no params: an answer of the table's type, or the node's error for a missing param.
+      const [node, own] = await Promise.all([ask(contractNode.url, method, []), ask(emulator.url, method, [])])
+      const nodeType = node.error === null ? (Array.isArray(node.result) ? 'array' : typeof node.result) : `error ${node.error.code}`
+      const ownType = own.error === null ? (Array.isArray(own.result) ? 'array' : typeof own.result) : `error ${own.error.code}`
+      if (node.error === null && nodeType !== result) found.push(`${method}: the node answers a ${nodeType}, the table says ${result}`)
+      if (nodeType !== ownType || node.status !== own.status) found.push(`${method} []: the node ${nodeType} (HTTP ${node.status}), the emulator ${ownType} (HTTP ${own.status})`)
+    }
+    assert.deepEqual(found, [])
+  })
+
+  it('refuses the same bad params with the same error code and HTTP status', async () => {
+    const address = contractNode.dataset.accounts[0]?.address as string
+    const cases: Array<[string, unknown[]]> = [
+      ['search', []], ['search', ['x']], ['search', [1, 'posts']], ['search', ['x', 1]], ['search', ['x', 'posts', 1.5]],
+      ['getcontent', []], ['getcontent', [1]], ['getcontent', [[1]]],
+      ['getcomments', []], ['getcomments', [1]], ['getcomments', ['']],
+      ['getuserstate', []], ['getuserstate', [1]], ['getuserstate', ['bad']],
+      ['gettags', [1]], ['gettags', ['0', '10', null, 'en']],
+      ['getusersubscribers', []], ['getusersubscribers', [1]],
+      ['getuserprofile', []], ['getuserprofile', [1]], ['getuserprofile', [[address], 1]], ['getuserprofile', [[address], null]],
+      ['getapps', []], ['getapps', ['x']], ['getappscores', [{}]], ['getappcomments', [{}]],
+      ['getbalancehistory', [[address]]], ['gettopaccounts', [1, 10, 'en', [], [200]]], ['getrecommendedaccountbyaddress', [address]],
+      ['getprofilecollections', []],
+      ['nosuchmethod', []],
+    ]
+    const found: string[] = []
+    for (const [method, params] of cases) {
+      const [node, own] = await Promise.all([ask(contractNode.url, method, params), ask(emulator.url, method, params)])
+      const outcome = (answer: Answer): string => `${answer.error === null ? 'an answer' : `error ${answer.error.code}`} (HTTP ${answer.status})`
+      if (outcome(node) !== outcome(own)) found.push(`${method} ${JSON.stringify(params)}: the node ${outcome(node)}, the emulator ${outcome(own)}`)
+    }
+    assert.deepEqual(found, [])
+  })
+})
