@@ -1,7 +1,8 @@
 /**
  * Sends `{message, data}` for a route's success. The client's answer cache hands back the same
  * `data` object on every hit, so the serialized body and its ETag are kept beside it (in a
- * WeakMap: they go when the cache drops the answer) and a cache hit serializes and hashes nothing.
+ * WeakMap: they go when the cache drops the answer), and a hit on a body of KEEP_FROM_BYTES or
+ * more serializes and hashes nothing. A smaller body is serialized again on each hit.
  *
  * It also notes on the reply which cached answer the body renders: the fast path, on a route
  * whose config asks for `replay`, may record the response and answer repeats with it for as long

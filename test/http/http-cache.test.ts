@@ -1,9 +1,35 @@
 import assert from 'node:assert/strict'
+import { once } from 'node:events'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { describe, it } from 'node:test'
 import { NO_CACHE, startApp } from '../helpers/build-app.js'
 import { startEmulator } from '../helpers/start-emulator.js'
 import { manualClock } from '../helpers/manual-clock.js'
 import { waitFor } from '../helpers/wait-for.js'
+
+function metric (text: string, line: RegExp): number {
+  return [...text.matchAll(new RegExp(`^${line.source} (\\d+)$`, 'gm'))].reduce((sum, match) => sum + Number(match[1]), 0)
+}
+
+/** A loopback proxy in front of a node that holds `search` calls until opened; health probes pass. */
+async function startGate (t: { after (fn: () => unknown): void }, target: string): Promise<{ url: string, open (): void }> {
+  let open!: () => void
+  const opened = new Promise<void>(resolve => { open = resolve })
+  const server = createServer((request, response) => {
+    const chunks: Buffer[] = []
+    request.on('data', (chunk: Buffer) => chunks.push(chunk)).on('end', async () => {
+      const body = Buffer.concat(chunks)
+      if (body.includes('"search"')) await opened
+      const answer = await fetch(`${target}${request.url}`, { method: 'POST', body, headers: { 'content-type': 'application/json' } })
+      response.writeHead(answer.status, { 'content-type': 'application/json' }).end(Buffer.from(await answer.arrayBuffer()))
+    })
+  })
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  t.after(() => new Promise(resolve => server.close(resolve)))
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, open }
+}
 
 describe('HTTP caching', () => {
   it('gives each route a max-age matching the answer cache, and an ETag', async (t) => {
@@ -70,9 +96,21 @@ describe('the answer cache', () => {
   })
 
   it('sends 100 concurrent identical requests to the node once', async (t) => {
-    const node = await startEmulator(t, { latencyMs: 30 })
-    const service = await startApp(t, { nodes: [node.url], env: NO_CACHE })
-    const answers = await Promise.all(Array.from({ length: 100 }, () => service.get('/api/search?keyword=music&pageSize=10')))
+    const node = await startEmulator(t)
+    // The node's answer is held until the other 99 requests have joined the call in flight:
+    // concurrent whatever the machine's speed.
+    const gate = await startGate(t, node.url)
+    const service = await startApp(t, { nodes: [gate.url], env: NO_CACHE })
+    let joined = 0
+    const pending = Promise.all(Array.from({ length: 100 }, () => service.get('/api/search?keyword=music&pageSize=10')))
+    const hangAt = performance.now() + 30_000
+    while (joined < 99) {
+      assert.ok(performance.now() < hangAt, `still waiting for 99 requests to join the first one's call (${joined} did)`)
+      joined = metric(await service.app.metrics.scrape(), /pocketnet_cache_lookups_total\{method="search",outcome="shared"\}/)
+      await new Promise(resolve => setImmediate(resolve))
+    }
+    gate.open()
+    const answers = await pending
     assert.ok(answers.every(answer => answer.status === 200 && answer.body.data.results.length === 10))
     assert.equal(node.callsTo('search').length, 1)
   })
