@@ -4,6 +4,7 @@
  */
 import { Type, type Static } from 'typebox'
 import { Value } from 'typebox/value'
+import { parseWindow } from './rate-limit/window.js'
 import { CACHE_RANGES, DEFAULT_CACHE_TTL_MS, DEFAULT_NODES, OPTION_RANGES, POCKETNET_NETWORKS, parseNodeList, parseRedisUrl, type OptionRange, type PocketnetNetwork } from 'pocketnet-client'
 
 const POCKETNET_NODES_RULE = 'a comma-separated list of http(s) node URLs such as http://127.0.0.1:38081'
@@ -42,7 +43,7 @@ export const ConfigSchema = Type.Object({
   CACHE_SERVE_STALE: Type.Boolean({ default: true, description: 'true or false' }),
   CORS_ORIGINS: Type.String({ default: '', description: 'a comma-separated list of origins such as https://app.example, or * for any (empty: no cross-origin calls)' }),
   RATE_LIMIT_MAX: integer({ default: 300, min: 1, max: 1_000_000_000 }),
-  RATE_LIMIT_WINDOW: Type.String({ minLength: 1, default: '1 minute', pattern: '^(\\d+|\\d+ ?(ms|s|m|h|second|seconds|minute|minutes|hour|hours))$', description: 'milliseconds, or a duration such as "1 minute" or "30 seconds"' }),
+  RATE_LIMIT_WINDOW: Type.String({ minLength: 1, default: '1 minute', description: 'milliseconds, or a duration such as "1 minute" or "30 seconds"' }),
   TRUST_PROXY: Type.String({ default: '', description: 'empty (trust no proxy), true, or a comma-separated list of proxy IPs or CIDRs whose X-Forwarded-For is believed' }),
   SHUTDOWN_TIMEOUT_MS: integer({ default: 10_000, min: 0, max: 600_000 }, MS),
   WEB_CONCURRENCY: integer({ default: 1, min: 1, max: 256 }, ' (worker processes on one port)'),
@@ -104,6 +105,9 @@ export function loadConfig (env: Record<string, string | undefined>): AppConfig 
       problems.set('POCKETNET_NODES', `POCKETNET_NODES must be ${POCKETNET_NODES_RULE} (got ${JSON.stringify(bad ?? config.POCKETNET_NODES)})`)
     }
   }
+  if (typeof config.RATE_LIMIT_WINDOW === 'string' && !isWindow(config.RATE_LIMIT_WINDOW)) {
+    problems.set('RATE_LIMIT_WINDOW', `RATE_LIMIT_WINDOW must be milliseconds, or a duration such as "1 minute" or "30 seconds" (got ${JSON.stringify(config.RATE_LIMIT_WINDOW)})`)
+  }
   if (typeof config.REDIS_URL === 'string' && config.REDIS_URL !== '' && !isRedisUrl(config.REDIS_URL)) {
     // The value may hold a password: the message names the variable and the rule only.
     problems.set('REDIS_URL', `REDIS_URL must be ${REDIS_URL_RULE}`)
@@ -126,6 +130,15 @@ export function loadConfig (env: Record<string, string | undefined>): AppConfig 
 function isRedisUrl (value: string): boolean {
   try {
     parseRedisUrl(value)
+    return true
+  } catch {
+    return false
+  }
+}
+
+function isWindow (text: string): boolean {
+  try {
+    parseWindow(text)
     return true
   } catch {
     return false

@@ -26,6 +26,7 @@ import { clientAddressResolver, parseTrustProxy } from '../http/client-address.j
 import { HttpError } from '../http/errors.js'
 import { SharedWindowStore } from './shared-store.js'
 import { FixedWindowStore, type WindowCount } from './store.js'
+import { parseWindow } from './window.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -40,16 +41,6 @@ declare module 'fastify' {
     /** The client's key in the rate limit: its address (TRUST_PROXY applied), an IPv6 one's /64. Sign-in shares its checks by it. */
     clientKey: (request: IncomingMessage) => string
   }
-}
-
-const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, second: 1000, seconds: 1000, m: 60_000, minute: 60_000, minutes: 60_000, h: 3_600_000, hour: 3_600_000, hours: 3_600_000 }
-
-/** `"1 minute"`, `"30s"`, `"500 ms"` or plain milliseconds (`"60000"`), as RATE_LIMIT_WINDOW takes them. */
-export function parseWindow (text: string): number {
-  const match = /^(\d+) ?([a-z]*)$/.exec(text.trim())
-  const unit = match?.[2] === '' ? 1 : UNIT_MS[match?.[2] ?? '']
-  if (match === null || unit === undefined) throw new TypeError(`not a duration: ${JSON.stringify(text)}`)
-  return Number(match[1]) * unit
 }
 
 /** Where the fast path keeps its count on a request it hands on to Fastify. */

@@ -57,13 +57,14 @@ describe('loadConfig', () => {
   })
 
   it('names every bad variable in one error', () => {
-    assert.throws(() => loadConfig({ PORT: 'abc', RPC_TIMEOUT_MS: '5', LOG_LEVEL: 'loud', POCKETNET_NODES: 'ftp://x' }), (err: unknown) => {
+    assert.throws(() => loadConfig({ PORT: 'abc', RPC_TIMEOUT_MS: '5', LOG_LEVEL: 'loud', POCKETNET_NODES: 'ftp://x', RATE_LIMIT_WINDOW: '1 fortnight' }), (err: unknown) => {
       assert.ok(err instanceof ConfigError)
       assert.deepEqual(err.problems, [
         'PORT must be an integer from 0 to 65535 (got "abc")',
         'RPC_TIMEOUT_MS must be an integer from 50 to 120000 (milliseconds) (got "5")',
         'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent (got "loud")',
         'POCKETNET_NODES must be a comma-separated list of http(s) node URLs such as http://127.0.0.1:38081 (got "ftp://x")',
+        'RATE_LIMIT_WINDOW must be milliseconds, or a duration such as "1 minute" or "30 seconds" (got "1 fortnight")',
       ])
       return true
     })

@@ -7,7 +7,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { signedInUser } from '../../auth/plugin.js'
 import type { SignIn } from '../../auth/sign-in.js'
 import { HttpError } from '../../http/errors.js'
-import { parseWindow } from '../../rate-limit/rate-limit.js'
+import { parseWindow } from '../../rate-limit/window.js'
 import { ChallengeSchema, SessionSchema, SignOutSchema } from '../../schemas/auth.js'
 
 /** A signature object is about 400 bytes: anything much larger is not one. */
