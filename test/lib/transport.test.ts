@@ -3,7 +3,7 @@ import { execFile } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { createServer as createHttpServer } from 'node:http'
 import { createServer as createHttpsServer } from 'node:https'
-import { connect, createServer as createTcpServer, type AddressInfo, type Server } from 'node:net'
+import { connect, createServer as createTcpServer, type AddressInfo, type Server, type Socket } from 'node:net'
 import { describe, it } from 'node:test'
 import { promisify } from 'node:util'
 import { Cancel } from '../../lib/cancel.js'
@@ -26,7 +26,13 @@ function newTransport (t: { after (fn: () => unknown): void }, url: string, conn
 
 async function listen (t: { after (fn: () => unknown): void }, server: Server | ReturnType<typeof createHttpsServer>): Promise<number> {
   await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
-  t.after(() => new Promise(resolve => server.close(resolve)))
+  // Closed with its connections: a kept-alive one would hold close() until the client lets go.
+  const sockets = new Set<Socket>()
+  server.on('connection', (socket: Socket) => sockets.add(socket.on('close', () => sockets.delete(socket))))
+  t.after(() => new Promise(resolve => {
+    server.close(resolve)
+    for (const socket of sockets) socket.destroy()
+  }))
   return (server.address() as AddressInfo).port
 }
 
