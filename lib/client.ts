@@ -7,11 +7,11 @@ import { ResultCache } from './cache.js'
 import { RpcClosedError } from './errors.js'
 import { getnodeinfo, type NodeInfo } from './methods/getnodeinfo.js'
 import { getuserprofile, type GetUserProfileParams, type UserProfile } from './methods/getuserprofile.js'
-import { encodeParams, type CallContext, type MethodSpec } from './methods/method-spec.js'
+import type { CallContext, MethodSpec } from './methods/method-spec.js'
 import { search, type SearchParams, type SearchResult, type SearchType } from './methods/search.js'
 import { RPC_TABLE } from './methods/table.js'
 import type { TableRpc } from './methods/table-rpc.js'
-import { checkShape, tableParams, type TableMethod } from './methods/table-spec.js'
+import { checkShape, forNodeVersion, tableParams, type TableMethod } from './methods/table-spec.js'
 import { NodePool, type NodeSnapshot, type RunOptions } from './node-pool.js'
 import { resolveOptions, type ClientOptions, type ResolvedOptions } from './options.js'
 import { SharedAnswers } from './redis/shared-answers.js'
@@ -129,7 +129,7 @@ export class PocketNetProxyApi {
     this.#assertOpen(name)
     const wire = tableParams(name, method, params)
     const load = (deadlineMs?: number) => this.#pool.run(name, async (node, timeoutMs, cancel) => {
-      const answer = await node.transport.post(name, wire, { timeoutMs, cancel })
+      const answer = await node.transport.post(name, forNodeVersion(method, wire, node.health.version), { timeoutMs, cancel })
       return { value: checkShape(name, method, answer.result), bytes: answer.bytes }
     }, this.#runOptionsWithin(deadlineMs))
     return untilAborted(this.#cache.get(name, ResultCache.key(name, wire), load), options.signal)
@@ -177,16 +177,18 @@ export class PocketNetProxyApi {
 
   async #call<P, R> (spec: MethodSpec<P, R>, params: P, options: CallOptions = {}): Promise<R> {
     this.#assertOpen(spec.name)
-    const wire = spec.toWire(params, this.#context)
+    const named = spec.toWire(params, this.#context)
+    const method: TableMethod = RPC_TABLE[spec.name]
+    const wire = tableParams(spec.name, method, named)
     const load = (deadlineMs?: number) => this.#pool.run(spec.name, async (node, timeoutMs, cancel) => {
-      const answer = await node.transport.post(spec.name, encodeParams(spec.slots, wire, node.health.version), { timeoutMs, cancel })
-      const value = spec.fromWire(answer.result, params, wire)
+      const answer = await node.transport.post(spec.name, forNodeVersion(method, wire, node.health.version), { timeoutMs, cancel })
+      const value = spec.fromWire(answer.result, params, named)
       // A caller's getnodeinfo tells the pool about new blocks as well as its probes do.
       if (spec === getnodeinfo as unknown) this.#pool.noteNodeInfo(node, value as NodeInfo)
       return { value, bytes: answer.bytes }
     }, this.#runOptionsWithin(deadlineMs))
     // Shared with identical calls in flight, so one caller's abort must not cancel the upstream call.
-    const key = ResultCache.key(spec.name, encodeParams(spec.slots, wire))
+    const key = ResultCache.key(spec.name, wire)
     return untilAborted(this.#cache.get(spec.name, key, load), options.signal)
   }
 

@@ -21,32 +21,26 @@ export const README_FILE = 'lib/README.md'
 const README_START = '<!-- rpc-methods:start -->'
 const README_END = '<!-- rpc-methods:end -->'
 
-interface ReferenceParam { name: string, type: string, required: boolean, default: unknown, note: string }
+/** A position of the reference: how the node reads it, and how the client sends it (stated as data, never inferred from the notes). */
+interface ReferenceParam {
+  name: string
+  type: string
+  required: boolean
+  default: unknown
+  note: string
+  wire: Wire
+  /** Whether the node reads a null there as absent (a guarded read). */
+  reads_null: boolean
+  only?: { value: number, why: string }
+  wire_before_0_22_1?: Wire
+}
 interface ReferenceMethod { category: string, params: ReferenceParam[], result: string, note: string, cache_blocks: number | null, status: 'ok' | 'broken' | 'stub' | 'testnet-only' }
 
-/** Methods with a hand-written typed wrapper in lib/methods/ (richer than the table's). */
+/** Methods with a hand-written typed wrapper in lib/methods/ (richer than the table's); they encode through the table too. */
 const HAND_WRITTEN = new Set(['getnodeinfo', 'getuserprofile', 'search'])
 
-/**
- * Positions that take one value only, and why: the node's table cannot say it. `getcontent`'s
- * `last` is read as a number, and any value but 1 makes a 0.22 node answer []; 1 is also what
- * the node uses when it is left out.
- */
-const ONLY_VALUE: Record<string, Record<string, { value: number, why: string }>> = {
-  getcontent: { last: { value: 1, why: 'any other value makes a 0.22 node answer []' } },
-  getrawtransactionwithmessagebyid: { last: { value: 1, why: 'any other value makes a 0.22 node answer []' } },
-}
-
-/** Heights and ids the node reads as 64-bit integers (all other integers are 32-bit). */
-const INT64: Record<string, string[]> = {
-  getevents: ['heightMax'],
-  getactivities: ['heightMax'],
-  getnotifications: ['height'],
-  getaddressid: ['address_or_id'],
-}
-
-/** The TypeScript type a caller passes for each JSON type of the table. */
-const TS_TYPES: Record<string, string> = {
+/** The TypeScript type a caller passes for each JSON type of the table; a notation not here fails the generation. */
+export const TS_TYPES: Record<string, string> = {
   integer: 'number',
   string: 'string',
   'string | string[]': 'string | string[]',
@@ -61,10 +55,8 @@ const TS_TYPES: Record<string, string> = {
   'integer[]': 'number[]',
 }
 
-/** A read the node makes without a type check: a null there is an error, not the default. */
-const UNGUARDED = /get_str\(\)|get_int|get_array|get_obj|RPCTypeCheck|must be a (json )?string|must be strings/i
-
-type Wire = 'integer' | 'int64' | 'decimal-string' | 'string' | 'url-encoded' | 'url-encoded-list' | 'json'
+const WIRES = ['integer', 'int64', 'decimal-string', 'string', 'url-encoded', 'url-encoded-list', 'json'] as const
+type Wire = typeof WIRES[number]
 
 interface TableParam {
   name: string
@@ -75,11 +67,15 @@ interface TableParam {
   fill?: unknown
 }
 
-function wireOf (method: string, param: ReferenceParam): Wire {
-  if (param.type === 'string (decimal integer)') return 'decimal-string'
-  if (param.type === 'integer') return INT64[method]?.includes(param.name) ? 'int64' : 'integer'
-  if (/URL-decod/i.test(param.note)) return param.type === 'string' ? 'url-encoded' : 'url-encoded-list'
-  return param.type === 'string' ? 'string' : 'json'
+/** The reference's own facts about a position, checked: a type or wire the client cannot send fails the generation. */
+function checked (method: string, param: ReferenceParam): ReferenceParam {
+  const where = `${REFERENCE}: ${method}.${param.name}`
+  if (!(param.type in TS_TYPES)) throw new Error(`${where}: unknown type notation ${JSON.stringify(param.type)} (add it to TS_TYPES here and to fits() in lib/methods/table-spec.ts)`)
+  for (const wire of [param.wire, param.wire_before_0_22_1]) {
+    if (wire !== undefined && !(WIRES as readonly string[]).includes(wire)) throw new Error(`${where}: unknown wire ${JSON.stringify(wire)}`)
+  }
+  if (typeof param.reads_null !== 'boolean') throw new Error(`${where}: reads_null must be true or false`)
+  return param
 }
 
 /** The node's own default when it is a JSON value; undefined when the table describes it in words. */
@@ -98,7 +94,7 @@ function fillOf (param: ReferenceParam): { value: unknown } | undefined {
   const literal = literalDefault(param.default)
   if (literal !== undefined) return literal
   // A guarded read ignores a null and applies its default; an unguarded one fails on it.
-  return UNGUARDED.test(param.note) ? undefined : { value: null }
+  return param.reads_null ? { value: null } : undefined
 }
 
 export type Shape = 'array' | 'object' | 'string' | 'none'
@@ -261,15 +257,17 @@ function isTyped (name: string, reference: ReferenceMethod): boolean {
 }
 
 function tableParams (name: string, reference: ReferenceMethod): TableParam[] {
-  return reference.params.map(param => {
+  return reference.params.map(each => {
+    const param = checked(name, each)
     // A required position is always given: it needs no fill.
     const fill = param.required ? undefined : fillOf(param)
-    const only = ONLY_VALUE[name]?.[param.name]
+    const { only } = param
     return {
       name: param.name,
       type: param.type,
       required: param.required,
-      wire: wireOf(name, param),
+      wire: param.wire,
+      ...(param.wire_before_0_22_1 === undefined ? {} : { wireBefore0221: param.wire_before_0_22_1 }),
       ...(fill === undefined ? {} : { fill: fill.value }),
       ...(only === undefined ? {} : { only: only.value, why: only.why }),
     }
@@ -281,8 +279,18 @@ function callerParams (name: string, reference: ReferenceMethod): ReferenceParam
   return reference.params.filter(param => !param.name.startsWith('_'))
 }
 
-export function generate (): Record<string, string> {
-  const reference = JSON.parse(readFileSync(new URL(REFERENCE, ROOT), 'utf8')) as { source: { release: string }, methods: Record<string, ReferenceMethod> }
+/** The method table as the reference file holds it. */
+export interface Reference { source: { release: string }, methods: Record<string, ReferenceMethod> }
+
+export function readReference (): Reference {
+  return JSON.parse(readFileSync(new URL(REFERENCE, ROOT), 'utf8')) as Reference
+}
+
+/**
+ * The generated files' texts, from the reference (the file's, by default).
+ * @throws Error naming the method and position whose type notation or wire the client does not know
+ */
+export function generate (reference: Reference = readReference()): Record<string, string> {
   const names = Object.keys(reference.methods).sort()
   const header = `// Generated by scripts/generate-rpc.ts from ${REFERENCE} (pocketnet.core ${reference.source.release.split(' ')[0]}): do not edit; run \`npm run generate:rpc\`.`
 
@@ -321,9 +329,9 @@ export function generate (): Record<string, string> {
       const method = reference.methods[name] as ReferenceMethod
       const params = callerParams(name, method)
       const fields = params.map(param => {
-        const only = ONLY_VALUE[name]?.[param.name]
-        const doc = [`${param.type}${param.required ? '' : `, default ${String(param.default)}`}.`, only === undefined ? '' : `Only ${only.value}: ${only.why}.`, WIRE_NOTES[wireOf(name, param)] ?? '', callerNote(param.note)]
-        return `  /** ${comment(doc.filter(Boolean).join(' '))} */\n  ${param.name}${param.required ? '' : '?'}: ${only === undefined ? TS_TYPES[param.type] ?? 'unknown' : String(only.value)}`
+        const only = param.only
+        const doc = [`${param.type}${param.required ? '' : `, default ${String(param.default)}`}.`, only === undefined ? '' : `Only ${only.value}: ${only.why}.`, WIRE_NOTES[param.wire] ?? '', callerNote(param.note)]
+        return `  /** ${comment(doc.filter(Boolean).join(' '))} */\n  ${param.name}${param.required ? '' : '?'}: ${only === undefined ? TS_TYPES[param.type] : String(only.value)}`
       })
       const body = fields.join('\n')
       const same = paramsTypes.get(body)

@@ -17,7 +17,6 @@ export interface NodeInfo {
 
 export const getnodeinfo: MethodSpec<void, NodeInfo> = {
   name: 'getnodeinfo',
-  slots: [],
   toWire: () => ({}),
   fromWire (result) {
     const info = result as NodeInfo | null

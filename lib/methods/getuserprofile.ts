@@ -39,10 +39,6 @@ const WIRE_FORM: Record<ProfileForm, string> = { basic: '1', full: '0' }
 
 export const getuserprofile: MethodSpec<GetUserProfileParams, UserProfile[]> = {
   name: 'getuserprofile',
-  slots: [
-    { name: 'address', wire: 'address-or-list' },
-    { name: 'shortForm', wire: 'string' },
-  ],
   toWire ({ address, shortForm = 'basic' }, { network }) {
     const list = Array.isArray(address) ? address : [address]
     if (list.length === 0 || list.length > MAX_ADDRESSES) {

@@ -10,7 +10,7 @@
  */
 import { addressRule, isPocketnetAddress } from '../address.js'
 import { RpcInvalidParamsError, RpcTransportError } from '../errors.js'
-import { INT32_MAX, type MethodSpec, type WireValues } from './method-spec.js'
+import { INT32_MAX, type MethodSpec, type NodeParams } from './method-spec.js'
 
 /** `content` is ours (normalized posts and videos); the others are the node's own types, passed through. */
 /** `tags` is left out: 0.22 nodes fail on it (use `gettags`). */
@@ -84,14 +84,6 @@ function checkInteger (name: string, value: unknown, min: number): number {
 
 export const search: MethodSpec<SearchParams, ContentPage | RawSearchResult> = {
   name: 'search',
-  slots: [
-    { name: 'keyword', wire: 'url-encoded' },
-    { name: 'type', wire: 'string' },
-    { name: 'topBlock', wire: 'int32', fill: 0 },
-    { name: 'pageStart', wire: 'int32', fill: 0 },
-    { name: 'pageSize', wire: 'int32', fill: 10 },
-    { name: 'address', wire: 'string' },
-  ],
   toWire (params, context) {
     const { keyword, type } = params
     if (typeof keyword !== 'string' || keyword.length > MAX_KEYWORD_LENGTH) {
@@ -110,7 +102,7 @@ export const search: MethodSpec<SearchParams, ContentPage | RawSearchResult> = {
     if (offset + limit > INT32_MAX) {
       throw invalid(`pageStart × pageSize must stay below ${INT32_MAX - limit} (the node's 32-bit range)`)
     }
-    const wire: WireValues = {
+    const wire: NodeParams = {
       // The node turns the keyword into an FTS5 query `"<kw>" OR <kw>*`; a double quote there
       // is an SQLite syntax error, and it can never match anyway.
       keyword: keyword.replaceAll('"', ' ').trim(),

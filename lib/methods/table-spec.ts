@@ -22,6 +22,8 @@ export interface TableParam {
   readonly type: string
   readonly required: boolean
   readonly wire: TableWire
+  /** How nodes older than 0.22.1 read the position, where it differs (search's paging: decimal strings). */
+  readonly wireBefore0221?: TableWire
   /** Sent when this position is empty and a later one is filled; absent: it must then be given (the node reads it without a type check). */
   readonly fill?: unknown
   /** The one value the position takes, and why (generate-rpc.ts). */
@@ -40,6 +42,33 @@ export interface TableMethod {
   readonly params: readonly TableParam[]
   /** Why a broken or stub method is not callable. */
   readonly why?: string
+}
+
+/** The first node release that reads search's paging as JSON integers instead of decimal strings. */
+const INTEGER_PAGING_SINCE: readonly number[] = [0, 22, 1]
+
+/** True for nodes older than 0.22.1. Unknown versions count as current. */
+export function isBefore0221 (version: string | undefined): boolean {
+  if (!version) return false
+  // Asked on every attempt with one of a few versions: remember the last answer.
+  if (version === lastVersion) return lastAnswer
+  lastAnswer = isBeforeIntegerPaging(version)
+  lastVersion = version
+  return lastAnswer
+}
+
+let lastVersion: string | undefined
+let lastAnswer = false
+
+function isBeforeIntegerPaging (version: string): boolean {
+  const parts = version.split('.').map(part => Number.parseInt(part, 10))
+  for (let i = 0; i < INTEGER_PAGING_SINCE.length; i++) {
+    const have = parts[i] ?? 0
+    const since = INTEGER_PAGING_SINCE[i] ?? 0
+    if (Number.isNaN(have)) return false
+    if (have !== since) return have < since
+  }
+  return false
 }
 
 const isInteger = (value: unknown, max: number): boolean => Number.isInteger(value) && Math.abs(value as number) <= max
@@ -61,10 +90,13 @@ function fits (param: TableParam, value: unknown): boolean {
     case 'string | integer': return isString(value) || isInteger(value, max)
     case 'integer | string | (integer|string)[]': return isString(value) || isInteger(value, max) || isList(value, each => isString(each) || isInteger(each, max))
     case 'object': return typeof value === 'object' && value !== null && !Array.isArray(value)
-    default: return true
+    case 'any': return true
+    // The generator refuses a notation it does not know; one that reached here is refused too.
+    default: return false
   }
 }
 
+/** What each type notation of the table asks of a value, in words; `fits` knows exactly these and `any`. */
 const RULES: Record<string, string> = {
   integer: 'a whole number',
   'string (decimal integer)': 'a whole number from 0',
@@ -78,6 +110,9 @@ const RULES: Record<string, string> = {
   'integer | string | (integer|string)[]': 'a content type (a number or a name), or a list of them',
   object: 'an object',
 }
+
+/** Every type notation a position of the table may have. */
+export const TABLE_TYPES: readonly string[] = [...Object.keys(RULES), 'any']
 
 function encode (param: TableParam, value: unknown): unknown {
   switch (param.wire) {
@@ -132,6 +167,15 @@ export function tableParams (name: string, method: TableMethod, params: unknown)
     }
   }
   return wire
+}
+
+/**
+ * `positional` as a node of `version` reads it: nodes before 0.22.1 read some positions only in
+ * another form (`wireBefore0221`), and ignore the current one silently.
+ */
+export function forNodeVersion (method: TableMethod, positional: unknown[], version: string | undefined): unknown[] {
+  if (!isBefore0221(version)) return positional
+  return positional.map((value, index) => method.params[index]?.wireBefore0221 === 'decimal-string' && typeof value === 'number' ? String(value) : value)
 }
 
 /**

@@ -3,7 +3,9 @@ import { describe, it } from 'node:test'
 import { isPocketnetAddress } from '../../lib/address.js'
 import { getnodeinfo } from '../../lib/methods/getnodeinfo.js'
 import { getuserprofile } from '../../lib/methods/getuserprofile.js'
-import { encodeParams, wantsStringIntegers, type CallContext, type MethodSpec } from '../../lib/methods/method-spec.js'
+import type { CallContext, MethodSpec } from '../../lib/methods/method-spec.js'
+import { RPC_TABLE } from '../../lib/methods/table.js'
+import { forNodeVersion, isBefore0221, tableParams } from '../../lib/methods/table-spec.js'
 import { search, type SearchParams } from '../../lib/methods/search.js'
 
 const ADDRESS = 'P8bbRWJknHBXJRBTDSS88uQJSFvX67iN88'
@@ -13,7 +15,9 @@ const TESTNET_ADDRESS = 'TGSzZGCTaYjjmMZontBcdi3M9EToS5ztEp'
 const MAINNET = { network: 'main' } as const
 
 function wire<P> (spec: MethodSpec<P, unknown>, params: P, version?: string, context: CallContext = MAINNET): unknown[] {
-  return encodeParams(spec.slots, spec.toWire(params, context), version)
+  // As the client sends it: the method's own meaning, then the table's one encoder, then the node's version.
+  const method = RPC_TABLE[spec.name]
+  return forNodeVersion(method, tableParams(spec.name, method, spec.toWire(params, context)), version)
 }
 
 describe('param encoding (lib alone, no server)', () => {
@@ -103,14 +107,14 @@ describe('content search results', () => {
 
 describe('node versions', () => {
   it('tells legacy paging nodes apart', () => {
-    assert.equal(wantsStringIntegers('0.22.0'), true)
-    assert.equal(wantsStringIntegers('0.21.15'), true)
-    assert.equal(wantsStringIntegers('0.22.1'), false)
-    assert.equal(wantsStringIntegers('0.22.7'), false)
-    assert.equal(wantsStringIntegers('1.0.0'), false)
-    assert.equal(wantsStringIntegers('0.22.0'), true, 'asked again after another version')
-    assert.equal(wantsStringIntegers('0.22.0'), true)
-    assert.equal(wantsStringIntegers(undefined), false)
+    assert.equal(isBefore0221('0.22.0'), true)
+    assert.equal(isBefore0221('0.21.15'), true)
+    assert.equal(isBefore0221('0.22.1'), false)
+    assert.equal(isBefore0221('0.22.7'), false)
+    assert.equal(isBefore0221('1.0.0'), false)
+    assert.equal(isBefore0221('0.22.0'), true, 'asked again after another version')
+    assert.equal(isBefore0221('0.22.0'), true)
+    assert.equal(isBefore0221(undefined), false)
   })
 })
 

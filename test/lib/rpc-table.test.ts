@@ -3,8 +3,8 @@ import { readFileSync } from 'node:fs'
 import { describe, it, type TestContext } from 'node:test'
 import { PocketNetProxyApi } from '../../lib/index.js'
 import { RPC_TABLE } from '../../lib/methods/table.js'
-import { checkShape, tableParams, type TableMethod, type TableParam } from '../../lib/methods/table-spec.js'
-import { generate } from '../../scripts/generate-rpc.js'
+import { TABLE_TYPES, checkShape, tableParams, type TableMethod, type TableParam } from '../../lib/methods/table-spec.js'
+import { TS_TYPES, generate, readReference } from '../../scripts/generate-rpc.js'
 import { startEmulator } from '../helpers/start-emulator.js'
 
 const ROOT = new URL('../../', import.meta.url)
@@ -44,6 +44,25 @@ async function client (t: TestContext, url: string): Promise<PocketNetProxyApi> 
 type AnyMethod = (params?: unknown) => Promise<unknown>
 
 describe('the method table', () => {
+  it('knows at run time exactly the type notations the generator knows, and refuses a value for any other', () => {
+    assert.deepEqual([...TABLE_TYPES].sort(), Object.keys(TS_TYPES).sort())
+    for (const method of Object.values(RPC_TABLE)) for (const param of method.params) assert.ok(TABLE_TYPES.includes(param.type), param.type)
+    const odd: TableMethod = { category: 'test', status: 'ok', cacheBlocks: null, result: 'array', params: [{ name: 'x', type: 'integer | float', required: true, wire: 'json' }] }
+    assert.throws(() => tableParams('odd', odd, { x: 1 }), { code: 'RPC_ERR_INVALID_PARAMS', message: /x must be integer \| float/ })
+  })
+
+  it('refuses to generate from a type notation, wire or null rule the client does not know', () => {
+    const broken = (edit: (param: Record<string, unknown>) => void): void => {
+      const reference = readReference()
+      edit(reference.methods.getcontents?.params[0] as unknown as Record<string, unknown>)
+      generate(reference)
+    }
+    assert.throws(() => broken(param => { param.type = 'integer | float' }), /getcontents\.address: unknown type notation "integer \| float"/)
+    assert.throws(() => broken(param => { param.wire = 'base64' }), /getcontents\.address: unknown wire "base64"/)
+    assert.throws(() => broken(param => { delete param.reads_null }), /getcontents\.address: reads_null must be true or false/)
+    assert.doesNotThrow(() => generate(readReference()))
+  })
+
   it('is generated from the reference, and the generated files are current (npm run generate:rpc)', () => {
     for (const [path, text] of Object.entries(generate())) {
       assert.equal(readFileSync(new URL(path, ROOT), 'utf8'), text, `${path} is out of date: run npm run generate:rpc`)
