@@ -24,7 +24,7 @@ const ROOT = resolve(import.meta.dirname, '..')
 const quick = process.argv.includes('--quick')
 /** Test processes at once: one per core, and one more, since the slowest groups mostly wait (browsers, timers). */
 const LANES = 3
-/** Files that take long enough to get a process of their own, longest first (the first goes beside the build). */
+/** Files that take long enough to get a process of their own, longest first (the first two go beside the build). */
 const ALONE = ['e2e/demo-page', 'app/cluster', 'app/shutdown', 'deploy/production', 'lib/package']
 /** Folders that are not part of `npm test`: the contract suite needs a real node (npm run test:contract). */
 const NOT_HERE = new Set(['contract', 'helpers', 'fixtures'])
@@ -125,16 +125,17 @@ const coverage = !quick
 const env = coverage ? { ...process.env, NODE_V8_COVERAGE: COVERAGE_DIR } : process.env
 if (coverage) rmSync(join(ROOT, 'coverage'), { recursive: true, force: true })
 const test = (group: Group) => () => runQuietly(group.name, process.execPath, ['--import', 'tsx', '--test', entryOf(group)], env)
-const [first, ...rest] = testGroups().map(test)
+const groups = testGroups().map(test)
 // One queue for the checks and the tests: the checks' CPU fills what the tests leave while they
-// wait on browsers and timers. The build goes first, since the process tests wait for it
-// (test/helpers/built.ts), and the slowest group beside it.
+// wait on browsers, processes and timers. The build goes first, since the process tests wait for
+// it (test/helpers/built.ts), and the two slowest groups beside it, so that neither is left to
+// run alone at the end.
 const outcomes = await inLanes([
   ...(quick ? [] : [() => runQuietly('build', process.execPath, ['--import', 'tsx', '-e', "import('./test/helpers/built.ts').then(m => m.ensureBuilt())"])]),
-  ...(first ? [first] : []),
+  ...groups.slice(0, quick ? 1 : 2),
   () => runQuietly('lint', bin('eslint'), ['.']),
   () => runQuietly('typecheck', bin('tsc'), ['--noEmit']),
-  ...rest,
+  ...groups.slice(quick ? 1 : 2),
 ], LANES)
 rmSync(GROUPS_DIR, { recursive: true, force: true })
 
