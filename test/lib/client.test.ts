@@ -120,10 +120,9 @@ describe('PocketNetProxyApi', () => {
     for (const page of pages) assert.ok(Array.isArray(page.results))
     const overtaken = events.filter(event => event.node === 'node 1')
     assert.ok(overtaken.length > 0, 'some calls started on node 1')
-    for (const event of overtaken) {
-      assert.equal(event.outcome, 'cancelled')
-      assert.ok(event.durationMs < 3000, `node 1's attempt ended after ${Math.round(event.durationMs)} ms: it waited for the node`)
-    }
+    // Cancelled, not answered: an attempt that had waited for node 1 would have ended 'ok' (its
+    // answer comes, late, after 3 s); all 30 calls were answered before that by node 2.
+    for (const event of overtaken) assert.equal(event.outcome, 'cancelled')
     assert.ok(events.some(event => event.node === 'node 2' && event.hedge && event.outcome === 'ok'))
   })
 
