@@ -4,8 +4,8 @@
  * - `npm test`: lint, type check, the build and every test with coverage, then the coverage
  *   check (lines ≥ 90 % on lib/ and src/: .c8rc.json); a failed check fails the run, but the
  *   tests still run, so that one run says everything that is wrong.
- * - `npm run test:quick`: lint, type check and the unit tests (test/lib), without coverage: the
- *   loop while changing code.
+ * - `npm run test:quick`: lint, type check and the unit tests (test/lib, without the package
+ *   test, which packs and installs), without coverage: the loop while changing code.
  *
  * Test files run in groups, one process per group: the files of a folder together (a process
  * pays for loading the service once, not once per file), except the files that take long
@@ -95,9 +95,12 @@ function testGroups (): Group[] {
   const alone: Group[] = []
   const grouped: Group[] = []
   for (const folder of folders.sort()) {
-    const files = readdirSync(join(ROOT, 'test', folder)).filter(name => name.endsWith('.test.ts')).sort().map(name => `${folder}/${name}`)
+    // A folder's files, its subfolders' included (test/lib/events/…).
+    const files = (readdirSync(join(ROOT, 'test', folder), { recursive: true }) as string[])
+      .filter(name => name.endsWith('.test.ts')).sort().map(name => `${folder}/${name}`)
     const rest = files.filter(file => !ALONE.includes(file.replace(/\.test\.ts$/, '')))
-    for (const file of files) if (!rest.includes(file)) alone.push({ name: file.replace(/\.test\.ts$/, ''), files: [file] })
+    // The quick loop leaves out what runs processes (the package test packs and installs).
+    for (const file of files) if (!rest.includes(file) && !quick) alone.push({ name: file.replace(/\.test\.ts$/, ''), files: [file] })
     if (rest.length > 0) grouped.push({ name: folder, files: rest })
   }
   alone.sort((a, b) => ALONE.indexOf(a.name) - ALONE.indexOf(b.name))
