@@ -1,6 +1,7 @@
 /**
  * `npm run devnode`: the emulator alone, for a front-end or lib/ developer without a node.
- * Environment: DEVNODE_HOST (127.0.0.1), DEVNODE_PORT (38081), DEVNODE_LATENCY_MS (0),
+ * Environment: DEVNODE_HOST (127.0.0.1), DEVNODE_PORT (38081), DEVNODE_WS_PORT (38087, the node's
+ * WebSocket, reported by getnodeinfo as `ports.wss`), DEVNODE_LATENCY_MS (0),
  * DEVNODE_BLOCK_INTERVAL_MS (60000), DEVNODE_VERSION (0.22.7),
  * DEVNODE_WORK_QUEUE (4/16: worker threads/most waiting, as a real node; `off` serves all at once).
  */
@@ -19,13 +20,14 @@ function parseWorkQueue (value: string): WorkQueueModel | undefined {
 const emulator = await createEmulator({
   host: process.env.DEVNODE_HOST ?? '127.0.0.1',
   port: Number(process.env.DEVNODE_PORT ?? 38081),
+  wsPort: Number(process.env.DEVNODE_WS_PORT ?? 38087),
   latencyMs: Number(process.env.DEVNODE_LATENCY_MS ?? 0),
   blockIntervalMs: Number(process.env.DEVNODE_BLOCK_INTERVAL_MS ?? 60_000),
   version: process.env.DEVNODE_VERSION ?? '0.22.7',
   workQueue: parseWorkQueue(process.env.DEVNODE_WORK_QUEUE ?? '4/16'),
 })
 const user = emulator.dataset.users[0]
-console.log(`Pocketnet node emulator listening on ${emulator.url} (height ${emulator.height})
+console.log(`Pocketnet node emulator listening on ${emulator.url} (height ${emulator.height}), WebSocket on ${emulator.webSocket.url}
 Try: curl -s ${emulator.url}/public/ -d '{"method":"getuserprofile","params":["${user?.address}","1"]}'`)
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {

@@ -1,17 +1,22 @@
 /**
  * An offline Pocketnet node over real HTTP: the public read RPC with a node's wire format,
- * a generated dataset, a chain height that moves when told, and injectable faults.
+ * a generated dataset, a chain that moves when told (blocks with transactions and social events,
+ * re-orgs), the node's WebSocket on a port of its own, and injectable faults.
  * For development (`npm run devnode`, `npm run demo`), tests and benchmarks.
  */
-import { randomBytes } from 'node:crypto'
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { DEFAULT_HEIGHT, getDefaultDataset, type Dataset } from './data/generate.js'
+import { ChainHistory, type ChainBlock, type ChainNotification, type ChainTransaction, type NewNotification, type NewTransaction } from './chain.js'
 import { ActiveFault, answerWithFault, type Fault, type FaultScope } from './faults.js'
 import { READ_ONLY_METHODS, RpcError, callMethod, type ChainState } from './methods/index.js'
+import { createNodeWebSocket, type WebSocketControls } from './websocket.js'
 
 export type { Fault, FaultScope } from './faults.js'
+export { ChainHistory } from './chain.js'
+export type { ChainBlock, ChainNotification, ChainOutput, ChainTransaction, NewNotification, NewTransaction, SocialEventType } from './chain.js'
+export type { WebSocketControls, WebSocketMode, WebSocketRegistration } from './websocket.js'
 export type { AccountRecord, CommentRecord, Dataset, PostRecord, UserRecord } from './data/generate.js'
 
 export interface EmulatorOptions {
@@ -20,7 +25,15 @@ export interface EmulatorOptions {
   host?: string
   /** Reported by getnodeinfo; below 0.22.1 paging params are read as strings. Default 0.22.7. */
   version?: string
+  /** The tip's height at the start. Ignored with `chain`. */
   height?: number
+  /**
+   * The chain to serve. Default: a chain of its own. Emulators given the same chain agree on
+   * every block (a node switch), and each pushes the blocks connected on it to its own sockets.
+   */
+  chain?: ChainHistory
+  /** The WebSocket's port. Default 0: a free port. */
+  wsPort?: number
   /** Added before every answer. */
   latencyMs?: number
   /** Mine a block every N ms. Default: only when mineBlock() is called. */
@@ -76,7 +89,21 @@ export interface Emulator {
   /** Replaces the current fault (null removes it). */
   setFault (fault: Fault | null, scope?: FaultScope): void
   readonly height: number
+  /** Connects a block holding the transactions and social events added since the last one. */
   mineBlock (): void
+  /** The chain served, shared with the emulators given the same one. */
+  chain: ChainHistory
+  /** Adds a transaction to the next block. */
+  addTransaction (transaction: NewTransaction): ChainTransaction
+  /** Adds a social event (a comment, a score, a subscription …) to the next block. */
+  addNotification (notification: NewNotification): ChainNotification
+  /**
+   * Disconnects the tip (a re-org): the height goes down by one, and the next mineBlock() puts a
+   * block with another hash there. Nothing is pushed, as on a real node.
+   */
+  disconnectBlock (): ChainBlock
+  /** The node's WebSocket: its URL and the test controls (drop, stall, refuse). */
+  webSocket: WebSocketControls
   dataset: Dataset
   /** Replaces the work-queue model for requests that arrive from now on (null: serve all at once). */
   setWorkQueue (model: WorkQueueModel | null): void
@@ -122,13 +149,18 @@ async function readBody (request: IncomingMessage): Promise<string | undefined> 
 
 export async function createEmulator (options: EmulatorOptions = {}): Promise<Emulator> {
   const dataset = options.dataset ?? getDefaultDataset()
+  const history = options.chain ?? new ChainHistory({ height: options.height ?? DEFAULT_HEIGHT })
   const chain: ChainState = {
     version: options.version ?? '0.22.7',
-    height: options.height ?? DEFAULT_HEIGHT,
-    blockHash: randomBytes(32).toString('hex'),
-    blockTime: Math.floor(Date.now() / 1000),
+    height: history.tip.height,
+    blockHash: history.tip.hash,
+    blockTime: history.tip.time,
     lag: 0,
   }
+  const followTip = (): void => {
+    Object.assign(chain, { height: history.tip.height, blockHash: history.tip.hash, blockTime: history.tip.time })
+  }
+  const unlisten = history.listen({ connected: followTip, disconnected: followTip })
   const calls: RecordedCall[] = []
   const recordLimit = options.recordLimit ?? 100_000
   const record = (call: RecordedCall): void => {
@@ -199,7 +231,7 @@ export async function createEmulator (options: EmulatorOptions = {}): Promise<Em
   /** The answer to one call on `path`; the write path (`/post/`) serves no read method but `help`. */
   function dispatch (path: string, method: string, params: unknown[]): unknown {
     if (path.startsWith('/post/') && READ_ONLY_METHODS.has(method)) throw new RpcError(-32601, 'Method not found', 404)
-    return callMethod(dataset, chain, method, params)
+    return callMethod(dataset, chain, method, params, history, webSocket.port)
   }
 
   async function handle (request: IncomingMessage, response: ServerResponse): Promise<void> {
@@ -276,16 +308,20 @@ export async function createEmulator (options: EmulatorOptions = {}): Promise<Em
       resolve((server.address() as { port: number }).port)
     })
   })
-  const port = await listen(options.port ?? 0)
+  const webSocket = await createNodeWebSocket({ chain: history, host: options.host ?? '127.0.0.1', port: options.wsPort ?? 0 })
+  const port = await listen(options.port ?? 0).catch(async (err: unknown) => {
+    unlisten()
+    await webSocket.close()
+    throw err
+  })
 
   function mineBlock (): void {
-    chain.height++
-    chain.blockHash = randomBytes(32).toString('hex')
-    chain.blockTime = Math.max(chain.blockTime + 1, Math.floor(Date.now() / 1000))
+    history.mine()
   }
   const miner = options.blockIntervalMs ? setInterval(mineBlock, options.blockIntervalMs).unref() : undefined
 
   async function stop (): Promise<void> {
+    await webSocket.stop()
     if (!server.listening) return
     const closing = new Promise<void>(resolve => server.close(() => resolve()))
     for (const socket of sockets) socket.destroy()
@@ -305,6 +341,11 @@ export async function createEmulator (options: EmulatorOptions = {}): Promise<Em
       return chain.height
     },
     mineBlock,
+    chain: history,
+    addTransaction: transaction => history.addTransaction(transaction),
+    addNotification: notification => history.addNotification(notification),
+    disconnectBlock: () => history.disconnectTip(),
+    webSocket,
     dataset,
     setWorkQueue (model) {
       queueOn = model !== null
@@ -320,11 +361,14 @@ export async function createEmulator (options: EmulatorOptions = {}): Promise<Em
     async start () {
       if (closed) throw new Error('The emulator is closed')
       if (!server.listening) await listen(port)
+      await webSocket.start()
     },
     async close () {
       closed = true
       clearInterval(miner)
+      unlisten()
       await stop()
+      await webSocket.close()
     },
   }
 }

@@ -47,3 +47,6 @@ export {
   isRpcClientError,
   type RpcErrorCode,
 } from './errors.js'
+export { createNodeEventSource, type NodeEventSource, type NodeEventSourceStats, type SocketState } from './events/node-event-source.js'
+export { EVENT_SOURCE_RANGES, DEFAULT_WATCH_ADDRESS, type NodeEventSourceOptions, type EventSourceClient } from './events/source-options.js'
+export { NodeEventError, EVENT_ERROR_CODES, type EventErrorCode } from './events/errors.js'

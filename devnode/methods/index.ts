@@ -3,12 +3,14 @@
  * (docs/pocketnet-node.md, "Methods"), one file per area. Written from the node's rules, not
  * from lib/: an emulator that reused the client's encoding would hide its bugs.
  */
+import type { ChainHistory } from '../chain.js'
 import type { Dataset } from '../data/generate.js'
 import { getUserProfile, getUserState, getUserSubscribers, getUserSubscribes } from './accounts.js'
 import { getAppItems, getApps } from './apps.js'
 import { getComments } from './comments.js'
 import { RpcError, type ChainState } from './common.js'
 import { getContent, search } from './contents.js'
+import { getCompactBlock, getLastBlocks, getMissedInfo, getNotifications } from './events.js'
 import { otherMethod } from './other.js'
 import { PUBLIC_METHODS } from './public-table.js'
 import { nodeInfo } from './system.js'
@@ -21,15 +23,27 @@ export { PUBLIC_METHODS } from './public-table.js'
 export const IMPLEMENTED_METHODS: ReadonlySet<string> = new Set([
   'getnodeinfo', 'getuserprofile', 'search', 'getcontent', 'getcomments', 'getuserstate', 'gettags',
   'getusersubscribers', 'getusersubscribes', 'getapps', 'getappscores', 'getappcomments',
+  'getlastblocks', 'getcompactblock', 'getnotifications', 'getmissedinfo',
 ])
 
 /** Every name the read path serves but the write path (`/post/`) does not: all but the built-in `help`. */
 export const READ_ONLY_METHODS: ReadonlySet<string> = new Set(Object.keys(PUBLIC_METHODS).filter(name => name !== 'help'))
 
-/** The result of `method`, or the RpcError the node answers; an unknown name is -32601 (HTTP 404). */
-export function callMethod (dataset: Dataset, chain: ChainState, method: string, params: unknown[]): unknown {
+/**
+ * The result of `method`, or the RpcError the node answers; an unknown name is -32601 (HTTP 404).
+ * `blocks` is the chain's history (the block methods read it), `wsPort` the WebSocket's port.
+ */
+export function callMethod (dataset: Dataset, chain: ChainState, method: string, params: unknown[], blocks?: ChainHistory, wsPort?: number): unknown {
+  if (blocks !== undefined) {
+    switch (method) {
+      case 'getlastblocks': return getLastBlocks(blocks, params)
+      case 'getcompactblock': return getCompactBlock(blocks, params)
+      case 'getnotifications': return getNotifications(blocks, params)
+      case 'getmissedinfo': return getMissedInfo(blocks, params)
+    }
+  }
   switch (method) {
-    case 'getnodeinfo': return nodeInfo(chain)
+    case 'getnodeinfo': return nodeInfo(chain, wsPort)
     case 'getuserprofile': return getUserProfile(dataset, params)
     case 'search': return search(dataset, chain, params)
     case 'getcontent': return getContent(dataset, params)

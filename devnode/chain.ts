@@ -1,0 +1,220 @@
+/**
+ * The emulator's chain: a block per height (hash, time), each with its transactions and the social
+ * notifications it carries, a mempool of what the next block will hold, and a tip that can be
+ * disconnected (a re-org) and replaced by a block with another hash.
+ *
+ * Blocks below the height the chain starts at hold nothing; their hashes are derived from the
+ * chain's seed, so two emulators given the same chain (a node switch) agree on every block.
+ * What the node derives from these blocks (WebSocket messages, catch-up answers) lives in
+ * websocket.ts and methods/events.ts.
+ */
+import { createHash, randomBytes } from 'node:crypto'
+
+/** One output: to an address, or an OP_RETURN carrying `memo` (hex) and no address. */
+export interface ChainOutput {
+  address?: string
+  /** Satoshi. */
+  amount: number
+  memo?: string
+}
+
+export interface ChainInput {
+  address: string
+  /** Satoshi. */
+  amount: number
+}
+
+export interface ChainTransaction {
+  txid: string
+  /** Seconds since the epoch. */
+  time: number
+  /** The Pocketnet transaction type: 1 a plain payment, 200 a post, 204 a comment, 300 a score … */
+  txType: number
+  /** The social type the node names in `transaction` messages (`share`, `comment`, `upvoteShare` …), when the OP_RETURN is one. */
+  socialType?: string
+  inputs: ChainInput[]
+  outputs: ChainOutput[]
+}
+
+/** The `mesType`s of the node's social events the emulator produces. */
+export type SocialEventType =
+  | 'comment' | 'commentEdit' | 'commentDelete'
+  | 'upvoteShare' | 'cScore'
+  | 'subscribe' | 'subscribePrivate' | 'unsubscribe'
+  | 'contentBoost' | 'reshare' | 'postfromprivate'
+
+/** A social event for `address`, as the node tells the address's socket. */
+export interface ChainNotification {
+  /** Who it is for. */
+  address: string
+  mesType: SocialEventType
+  /** The transaction that caused it (for a comment, the comment's first version). */
+  txid: string
+  /** Seconds since the epoch. */
+  time: number
+  addrFrom: string
+  nameFrom: string
+  avatarFrom?: string
+  /** The post concerned (comments, post scores, boosts, reposts). */
+  posttxid?: string
+  /** Comments: `post` (on the address's post) or `answer` (to the address's comment). */
+  reason?: 'post' | 'answer'
+  parentid?: string
+  answerid?: string
+  /** Comment scores: the comment scored. */
+  commentid?: string
+  /** Scores: 1 to 5 for posts, -1 or 1 for comments. */
+  upvoteVal?: number
+  /** A comment that paid the post's author: satoshi. */
+  donation?: number
+  /** Boosts: satoshi. */
+  boostAmount?: number
+}
+
+export interface ChainBlock {
+  height: number
+  /** Lowercase hex, 64 characters. */
+  hash: string
+  /** Seconds since the epoch. */
+  time: number
+  transactions: readonly ChainTransaction[]
+  notifications: readonly ChainNotification[]
+}
+
+export interface NewTransaction extends Partial<Omit<ChainTransaction, 'outputs'>> {
+  outputs: ChainOutput[]
+}
+
+export type NewNotification = Omit<ChainNotification, 'txid' | 'time' | 'nameFrom'> & Partial<Pick<ChainNotification, 'txid' | 'time' | 'nameFrom'>>
+
+export interface ChainListener {
+  connected? (block: ChainBlock): void
+  disconnected? (block: ChainBlock): void
+}
+
+export interface ChainHistoryOptions {
+  /** The height of the tip at the start. */
+  height: number
+  /** Seconds since the epoch of the tip at the start. Default: now. */
+  time?: number
+  /** Derives the hashes of the blocks below the start. Default: random. */
+  seed?: string
+}
+
+/** Seconds between blocks below the start. */
+const BLOCK_SPACING_S = 60
+
+function hex32 (): string {
+  return randomBytes(32).toString('hex')
+}
+
+export class ChainHistory {
+  /** The block the chain started at and every block connected since, in height order. */
+  readonly #blocks: ChainBlock[]
+  readonly #seed: string
+  readonly #listeners = new Set<ChainListener>()
+  #pendingTransactions: ChainTransaction[] = []
+  #pendingNotifications: ChainNotification[] = []
+
+  constructor (options: ChainHistoryOptions) {
+    if (!Number.isInteger(options.height) || options.height < 1) throw new RangeError(`height must be a whole number from 1, not ${options.height}`)
+    this.#seed = options.seed ?? hex32()
+    const time = options.time ?? Math.floor(Date.now() / 1000)
+    this.#blocks = [{ height: options.height, hash: this.#derivedHash(options.height), time, transactions: [], notifications: [] }]
+  }
+
+  get tip (): ChainBlock {
+    return this.#blocks.at(-1) as ChainBlock
+  }
+
+  get height (): number {
+    return this.tip.height
+  }
+
+  /** The block at `height` on the chain now, or undefined above the tip or below 1. */
+  block (height: number): ChainBlock | undefined {
+    const base = this.#blocks[0] as ChainBlock
+    if (!Number.isInteger(height) || height < 1 || height > this.height) return undefined
+    if (height >= base.height) return this.#blocks[height - base.height]
+    return { height, hash: this.#derivedHash(height), time: base.time - (base.height - height) * BLOCK_SPACING_S, transactions: [], notifications: [] }
+  }
+
+  /** The block whose hash is `hash`, when it is on the chain now. */
+  blockByHash (hash: string): ChainBlock | undefined {
+    const found = this.#blocks.find(block => block.hash === hash)
+    if (found !== undefined) return found
+    // Below the start, a hash names its height only through the seed: look a day back at most.
+    const base = this.#blocks[0] as ChainBlock
+    for (let height = base.height - 1; height >= Math.max(1, base.height - 1440); height--) {
+      if (this.#derivedHash(height) === hash) return this.block(height)
+    }
+    return undefined
+  }
+
+  /** Puts a transaction into the next block; what is left out is made up (txid, time, a plain payment). */
+  addTransaction (spec: NewTransaction): ChainTransaction {
+    const transaction: ChainTransaction = {
+      txid: spec.txid ?? hex32(),
+      time: spec.time ?? Math.floor(Date.now() / 1000),
+      txType: spec.txType ?? 1,
+      ...(spec.socialType === undefined ? {} : { socialType: spec.socialType }),
+      inputs: spec.inputs ?? [],
+      outputs: spec.outputs,
+    }
+    this.#pendingTransactions.push(transaction)
+    return transaction
+  }
+
+  /** Puts a social event into the next block. */
+  addNotification (spec: NewNotification): ChainNotification {
+    const notification: ChainNotification = {
+      ...spec,
+      txid: spec.txid ?? hex32(),
+      time: spec.time ?? Math.floor(Date.now() / 1000),
+      nameFrom: spec.nameFrom ?? '',
+    }
+    this.#pendingNotifications.push(notification)
+    return notification
+  }
+
+  /** Connects a block holding everything pending, with a fresh hash. */
+  mine (): ChainBlock {
+    const previous = this.tip
+    const block: ChainBlock = {
+      height: previous.height + 1,
+      hash: hex32(),
+      time: Math.max(previous.time + 1, Math.floor(Date.now() / 1000)),
+      transactions: this.#pendingTransactions,
+      notifications: this.#pendingNotifications,
+    }
+    this.#pendingTransactions = []
+    this.#pendingNotifications = []
+    this.#blocks.push(block)
+    for (const listener of this.#listeners) listener.connected?.(block)
+    return block
+  }
+
+  /**
+   * Disconnects the tip, as a re-org does: the height goes down by one, and what the block held
+   * goes back to the mempool (a node returns a disconnected block's transactions to it), ahead of
+   * anything pending. The block the chain started at cannot be disconnected.
+   */
+  disconnectTip (): ChainBlock {
+    if (this.#blocks.length === 1) throw new Error('The block the chain started at cannot be disconnected')
+    const block = this.#blocks.pop() as ChainBlock
+    this.#pendingTransactions = [...block.transactions, ...this.#pendingTransactions]
+    this.#pendingNotifications = [...block.notifications, ...this.#pendingNotifications]
+    for (const listener of this.#listeners) listener.disconnected?.(block)
+    return block
+  }
+
+  /** Calls `listener` on every block connected or disconnected from now on; returns the way to stop. */
+  listen (listener: ChainListener): () => void {
+    this.#listeners.add(listener)
+    return () => { this.#listeners.delete(listener) }
+  }
+
+  #derivedHash (height: number): string {
+    return createHash('sha256').update(`${this.#seed}:${height}`).digest('hex')
+  }
+}
