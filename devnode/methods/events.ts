@@ -39,11 +39,20 @@ export function getLastBlocks (chain: ChainHistory, params: unknown[]): unknown[
     if (last < 0) last = chain.height
   }
   if (params.length > 2) typeCheck(params[2], 'bool')
+  const verbose = params[2] === true
   const blocks: unknown[] = []
   if (chain.block(last) === undefined) return blocks
   for (let height = Math.max(1, last - count + 1); height <= last; height++) {
     const block = chain.block(height) as ChainBlock
-    blocks.push({ height, hash: block.hash, time: block.time, ntx: block.transactions.length })
+    // Every block holds a coinbase and a coinstake besides its own: `ntx` counts all but the
+    // coinbase, and `types` counts those by type (3 the coinstake).
+    const entry: Record<string, unknown> = { height, hash: block.hash, time: block.time, ntx: block.transactions.length + 1 }
+    if (verbose) {
+      const types: Record<string, number> = { 3: 1 }
+      for (const transaction of block.transactions) types[transaction.txType] = (types[transaction.txType] ?? 0) + 1
+      entry.types = types
+    }
+    blocks.push(entry)
   }
   return blocks
 }
@@ -62,7 +71,8 @@ export function getCompactBlock (chain: ChainHistory, params: unknown[]): Record
     height: block.height,
     hash: block.hash,
     time: block.time,
-    nTx: block.transactions.length + 1,
+    // The coinbase, the coinstake and the block's own.
+    nTx: block.transactions.length + 2,
     difficulty: 1,
     merkleroot: block.hash.split('').reverse().join(''),
     bits: '1d00ffff',

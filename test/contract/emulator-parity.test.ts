@@ -61,7 +61,12 @@ describe('the emulator answers like the real node', () => {
       { method: 'gettags', node: ['0', '10', null, 'en'], emulator: ['0', '10', null, 'en'] },
       { method: 'getusersubscribers', node: [alice.address], emulator: [user.address] },
       { method: 'getusersubscribes', node: [alice.address], emulator: [user.address] },
-      { method: 'getapps', node: [{}], emulator: [{}] }
+      { method: 'getapps', node: [{}], emulator: [{}] },
+      // What the node event source reads (lib/events/).
+      { method: 'getlastblocks', node: [5], emulator: [5] },
+      { method: 'getlastblocks', node: [3, dataset.height - 10, true], emulator: [3, emulator.height - 1, true], ignore: path => path.startsWith('[].types.') },
+      { method: 'getcompactblock', node: [null, dataset.height - 5], emulator: [null, emulator.height - 1] },
+      { method: 'getnotifications', node: [dataset.height - 50], emulator: [emulator.height], ignore: path => /^\.notifiers\./.test(path) || path.startsWith('.data[].') }
     )
   })
   after(() => emulator.close())
