@@ -77,6 +77,9 @@ export class PocketNetProxyApi {
     return api
   }
 
+  /** The highest block height {@link noteBlock} has seen. */
+  #blockNoted = 0
+
   private constructor (options: ResolvedOptions) {
     this.#options = options
     this.#context = { network: options.network }
@@ -96,7 +99,7 @@ export class PocketNetProxyApi {
       height: () => this.#pool.bestHeight,
       ...(clock ? { perf: { now: clock } } : {}),
     })
-    this.#pool = new NodePool({ ...options, onNewBlock: () => this.#cache.onNewBlock() })
+    this.#pool = new NodePool({ ...options, onNewBlock: height => this.noteBlock(height) })
     const fromTable: Record<string, (params?: unknown, callOptions?: CallOptions) => Promise<unknown>> = {}
     for (const [name, method] of Object.entries(RPC_TABLE)) {
       fromTable[name] = (params, callOptions) => this.#callTable(name, method, params, callOptions)
@@ -133,6 +136,18 @@ export class PocketNetProxyApi {
       return { value: checkShape(name, method, answer.result), bytes: answer.bytes }
     }, this.#runOptionsWithin(deadlineMs))
     return untilAborted(this.#cache.get(name, ResultCache.key(name, wire), load), options.signal)
+  }
+
+  /**
+   * Tells the client that a block of `height` connected, as a node event source saw it
+   * (lib/events/) or the pool's probes did: answers that follow the chain tip (getnodeinfo,
+   * getuserprofile) are dropped at once, the first time a height is seen, rather than at the next
+   * probe. Dropping is all it does: which height the nodes agree on stays the pool's to decide.
+   */
+  noteBlock (height: number): void {
+    if (!Number.isSafeInteger(height) || height <= this.#blockNoted) return
+    this.#blockNoted = height
+    this.#cache.onNewBlock()
   }
 
   /** The state of each node, for readiness checks and metrics. URLs included: keep them away from clients. */

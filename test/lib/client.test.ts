@@ -44,6 +44,28 @@ describe('PocketNetProxyApi', () => {
     await assert.rejects(api.rpc.search({ keyword: 'bit', type: 'tags' as 'users' }), { code: 'RPC_ERR_INVALID_PARAMS', message: /type tags is broken on 0.22 nodes .*use gettags/ })
   })
 
+  it('drops the answers that follow the tip when told of a new block (noteBlock), once per height', async (t) => {
+    const node = await startEmulator(t)
+    // No probe during the test: every getnodeinfo the node sees is the test's.
+    const api = await PocketNetProxyApi.create({ nodes: [node.url], probeIntervalMs: 3_600_000, cache: { ttlMs: { getnodeinfo: 60_000, search: 60_000 } } })
+    t.after(() => api.close())
+    node.clearCalls()
+    const ask = async (): Promise<void> => {
+      await api.rpc.getnodeinfo()
+      await api.rpc.search({ keyword: 'bitcoin', type: 'content' })
+    }
+    await ask()
+    await ask()
+    assert.deepEqual([node.callsTo('getnodeinfo').length, node.callsTo('search').length], [1, 1], 'both cached')
+    api.noteBlock(node.height + 1)
+    await ask()
+    assert.deepEqual([node.callsTo('getnodeinfo').length, node.callsTo('search').length], [2, 1], 'the tip answer dropped, the search kept')
+    api.noteBlock(node.height + 1)
+    api.noteBlock(node.height)
+    await ask()
+    assert.equal(node.callsTo('getnodeinfo').length, 2, 'a height already seen, or a lower one, drops nothing')
+  })
+
   it('rejects at creation, naming each node and why, when none answers', async (t) => {
     const [a, b] = await startEmulators(t, 2)
     assert.ok(a && b)
