@@ -22,6 +22,9 @@ export interface ChainInput {
   address: string
   /** Satoshi. */
   amount: number
+  /** The output it spends; made up when left out. */
+  txid?: string
+  vout?: number
 }
 
 export interface ChainTransaction {
@@ -149,6 +152,21 @@ export class ChainHistory {
       if (this.#derivedHash(height) === hash) return this.block(height)
     }
     return undefined
+  }
+
+  /** Transactions waiting for the next block (the mempool), in the order they came. */
+  get pendingTransactions (): readonly ChainTransaction[] {
+    return this.#pendingTransactions
+  }
+
+  /** A transaction by its txid, with the block holding it (none while it is in the mempool), or undefined. */
+  findTransaction (txid: string): { transaction: ChainTransaction, block?: ChainBlock } | undefined {
+    for (const block of this.#blocks) {
+      const transaction = block.transactions.find(each => each.txid === txid)
+      if (transaction !== undefined) return { transaction, block }
+    }
+    const pending = this.#pendingTransactions.find(each => each.txid === txid)
+    return pending === undefined ? undefined : { transaction: pending }
   }
 
   /** Puts a transaction into the next block; what is left out is made up (txid, time, a plain payment). */

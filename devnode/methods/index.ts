@@ -4,6 +4,7 @@
  * from lib/: an emulator that reused the client's encoding would hide its bugs.
  */
 import type { ChainHistory } from '../chain.js'
+import { getRawTransaction, getTransactions } from './transactions.js'
 import type { Dataset } from '../data/generate.js'
 import { getUserProfile, getUserState, getUserSubscribers, getUserSubscribes } from './accounts.js'
 import { getAppItems, getApps } from './apps.js'
@@ -24,6 +25,7 @@ export const IMPLEMENTED_METHODS: ReadonlySet<string> = new Set([
   'getnodeinfo', 'getuserprofile', 'search', 'getcontent', 'getcomments', 'getuserstate', 'gettags',
   'getusersubscribers', 'getusersubscribes', 'getapps', 'getappscores', 'getappcomments',
   'getlastblocks', 'getcompactblock', 'getnotifications', 'getmissedinfo',
+  'getrawtransaction', 'gettransactions',
 ])
 
 /** Every name the read path serves but the write path (`/post/`) does not: all but the built-in `help`. */
@@ -40,6 +42,8 @@ export function callMethod (dataset: Dataset, chain: ChainState, method: string,
       case 'getcompactblock': return getCompactBlock(blocks, params)
       case 'getnotifications': return getNotifications(blocks, params)
       case 'getmissedinfo': return getMissedInfo(blocks, params)
+      case 'getrawtransaction': return getRawTransaction(blocks, params)
+      case 'gettransactions': return getTransactions(blocks, params)
     }
   }
   switch (method) {

@@ -45,6 +45,14 @@ describe('the emulator answers like the real node', () => {
     const { dataset } = contractNode
     const [alice, bob] = dataset.accounts as [typeof dataset.accounts[number], typeof dataset.accounts[number]]
     const own = emulator.dataset
+    // A payment as the dataset's: to a receiver, a memo, and the change back to the payer.
+    const payment = dataset.payments[0] as { txid: string }
+    const [payer, receiver] = own.users.map(each => each.address) as [string, string]
+    const paid = emulator.addTransaction({
+      inputs: [{ address: payer, amount: 50 * 100_000_000 }],
+      outputs: [{ address: receiver, amount: 150_000_000 }, { memo: Buffer.from('inv_demo_exact').toString('hex'), amount: 0 }, { address: payer, amount: 4_849_900_000 }],
+    })
+    emulator.mineBlock()
     const user = own.users.find(each => each.subscribers.length > 0 && each.subscribes.length > 0) ?? own.users[0]
     const post = own.posts.find(each => own.comments.some(comment => comment.postid === each.hash)) ?? own.posts[0]
     assert.ok(user !== undefined && post !== undefined)
@@ -66,7 +74,10 @@ describe('the emulator answers like the real node', () => {
       { method: 'getlastblocks', node: [5], emulator: [5] },
       { method: 'getlastblocks', node: [3, dataset.height - 10, true], emulator: [3, emulator.height - 1, true], ignore: path => path.startsWith('[].types.') },
       { method: 'getcompactblock', node: [null, dataset.height - 5], emulator: [null, emulator.height - 1] },
-      { method: 'getnotifications', node: [dataset.height - 50], emulator: [emulator.height], ignore: path => /^\.notifiers\./.test(path) || path.startsWith('.data[].') }
+      { method: 'getnotifications', node: [dataset.height - 50], emulator: [emulator.height], ignore: path => /^\.notifiers\./.test(path) || path.startsWith('.data[].') },
+      // What proves a payment: a payment with a memo, in a block.
+      { method: 'getrawtransaction', node: [payment.txid], emulator: [paid.txid] },
+      { method: 'gettransactions', node: [[payment.txid]], emulator: [[paid.txid]] }
     )
   })
   after(() => emulator.close())
@@ -109,6 +120,8 @@ describe('the emulator answers like the real node', () => {
       ['getapps', []], ['getapps', ['x']], ['getappscores', [{}]], ['getappcomments', [{}]],
       ['getbalancehistory', [[address]]], ['gettopaccounts', [1, 10, 'en', [], [200]]], ['getrecommendedaccountbyaddress', [address]],
       ['getprofilecollections', []],
+      ['getrawtransaction', []], ['getrawtransaction', [1]], ['getrawtransaction', [null]], ['getrawtransaction', ['ab'.repeat(32)]],
+      ['gettransactions', []], ['gettransactions', [1]], ['gettransactions', [[1]]], ['gettransactions', [['ab'.repeat(32)]]],
       ['nosuchmethod', []],
     ]
     const found: string[] = []
