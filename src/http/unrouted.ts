@@ -47,12 +47,16 @@ export default fp(async (app) => {
   // An answer that refused a body before it all arrived (the 404 above; Fastify's 413 and its
   // answers to malformed bodies) closes the connection, but Node would first go on reading and
   // discarding what is left of the body until its close completes. Under a flood of large bodies
-  // that was most of their cost (bench/hostile.ts): the connection stops reading at once, and
-  // closes as soon as the answer has left (destroying it at once would drop an answer still
-  // buffered, and fail each buffered write with an error of its own).
+  // that was most of their cost (bench/hostile.ts): the connection is closed at once instead, or,
+  // when part of the answer still waits in the socket's buffer, as soon as that has left
+  // (destroying it then would drop the answer). Not end()/destroySoon(): while the close waits,
+  // Node would read and discard the body again.
   app.addHook('onResponse', mirroredByReplay(function closeUnreadBody (request, reply, done) {
     const socket = request.raw.socket
-    if (!request.raw.complete && reply.getHeader('connection') === 'close' && socket !== null) socket.pause().destroySoon()
+    if (!request.raw.complete && reply.getHeader('connection') === 'close' && socket !== null) {
+      if (socket.writableLength === 0) socket.destroy()
+      else socket.pause().once('drain', () => socket.destroy())
+    }
     done()
   }))
 }, { name: 'unrouted', dependencies: ['rate-limit', 'error-handler', 'metrics'] })
