@@ -10,7 +10,7 @@
 import { LRUCache } from 'lru-cache'
 import { ServiceUnavailableError } from '../http/errors.js'
 
-export type AuthKind = 'challenge' | 'session' | 'signature'
+export type AuthKind = 'challenge' | 'session' | 'signature' | 'ticket'
 
 /** What a kind does when it is full: forget its oldest entry, or refuse the new one. */
 export type WhenFull = 'evict' | 'refuse'

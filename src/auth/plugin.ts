@@ -53,6 +53,8 @@ export default fp<AuthPluginOptions>(async (app, { now = Date.now }) => {
       session: { max: config.AUTH_MAX_SESSIONS, whenFull: 'evict' },
       // Forgetting a header before its expiry would let it be replayed: refuse new ones instead.
       signature: { max: config.AUTH_MAX_SESSIONS, whenFull: 'refuse' },
+      // A forgotten ticket only makes its stream ask for another.
+      ticket: { max: config.AUTH_MAX_SESSIONS, whenFull: 'evict' },
     }
     signIn = new SignIn({
       appId: config.BASTYON_APP_ID,

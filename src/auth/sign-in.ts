@@ -147,6 +147,28 @@ export class SignIn {
       : 'Send Authorization: Bearer <token> from sign-in')
   }
 
+  /**
+   * A stream ticket for `user`: what an EventSource, which cannot send an Authorization header,
+   * puts in its URL instead of the token (routes/api/events.ts). Random, short-lived, used once,
+   * and worth only the user's own notifications: a ticket that leaks in a log is of no use later.
+   */
+  async issueTicket (user: AuthUser, ttlMs: number): Promise<{ ticket: string, expiresAt: Date }> {
+    const ticket = randomBytes(24).toString('base64url')
+    const expiresAt = Math.min(this.#options.now() + ttlMs, user.expiresAt.getTime())
+    await this.#store.add('ticket', sessionIdOf(ticket), user.address, expiresAt)
+    return { ticket, expiresAt: new Date(expiresAt) }
+  }
+
+  /**
+   * The address a stream ticket was issued for, using the ticket up.
+   * @throws AuthError AUTH_TICKET_INVALID (401) for a ticket unknown, expired or used
+   */
+  async redeemTicket (ticket: string): Promise<string> {
+    const address = CHALLENGE.test(ticket) ? await this.#store.take('ticket', sessionIdOf(ticket)) : undefined
+    if (address === undefined) throw new AuthError('route', 'AUTH_TICKET_INVALID', 'The stream ticket is unknown, expired or used already')
+    return address
+  }
+
   async #userOfToken (authorization: string): Promise<AuthUser> {
     const token = BEARER.exec(authorization)?.[1]
     if (token === undefined || !TOKEN.test(token)) throw new AuthError('route', 'AUTH_MALFORMED', 'The Authorization header must be Bearer <token>, with the token sign-in gave')

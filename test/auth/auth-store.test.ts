@@ -10,6 +10,7 @@ const LIMITS: Record<AuthKind, AuthKindLimits> = {
   challenge: { max: 3, whenFull: 'evict' },
   session: { max: 3, whenFull: 'evict' },
   signature: { max: 2, whenFull: 'refuse' },
+  ticket: { max: 3, whenFull: 'evict' },
 }
 
 type Clock = { now: () => number, at: number }

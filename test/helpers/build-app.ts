@@ -25,6 +25,8 @@ export async function startApp (t: { after (fn: () => unknown): void }, options:
   const config = loadConfig({
     LOG_LEVEL: 'silent',
     NODE_ENV: 'test',
+    // No node WebSocket unless the test is about live events: the others count the node's calls.
+    EVENTS_INGEST: 'false',
     RPC_TIMEOUT_MS: '2000',
     ...options.env,
     POCKETNET_NODES: options.nodes.join(','),

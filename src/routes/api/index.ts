@@ -5,6 +5,7 @@
 import type { FastifyPluginAsync } from 'fastify'
 import authRoutes from './auth.js'
 import contentRoutes from './content.js'
+import eventRoutes from './events.js'
 import meRoute from './me.js'
 import nodeInfoRoute from './nodeinfo.js'
 import postRoute from './post.js'
@@ -19,6 +20,7 @@ const apiRoutes: FastifyPluginAsync = async (api) => {
   await api.register(postRoute)
   await api.register(contentRoutes)
   await api.register(tagsRoute)
+  await api.register(eventRoutes)
   // Sign-in, when BASTYON_APP_ID turns it on.
   if (api.signIn !== undefined) {
     await api.register(authRoutes)
