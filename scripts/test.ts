@@ -17,7 +17,7 @@
  * missing package.
  */
 import { spawn, spawnSync } from 'node:child_process'
-import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 
 const ROOT = resolve(import.meta.dirname, '..')
@@ -83,6 +83,8 @@ function missingPackages (): string[] {
   const missing: string[] = []
   if (!has('redis-server')) missing.push('redis-server (the scale-out, sign-in and rate-limit tests start one): apt-get install redis-server')
   if (process.env.CHROMIUM_PATH === undefined && !has('chromium')) missing.push('chromium (the demo page is tested in it): apt-get install chromium')
+  const debianPostgres = existsSync('/usr/lib/postgresql') && readdirSync('/usr/lib/postgresql').some(version => existsSync(join('/usr/lib/postgresql', version, 'bin', 'initdb')))
+  if (process.env.POSTGRES_BIN_DIR === undefined && !has('initdb') && !debianPostgres) missing.push('postgresql (the payments tests start a server of their own): apt-get install postgresql')
   return missing
 }
 

@@ -1,0 +1,20 @@
+/** What opening or migrating the database refuses. Match on `err.code`. */
+
+export const DATABASE_ERROR_CODES = {
+  DB_ERR_LOCKED: 'The data directory is in use by another running process: the embedded database has one owner at a time (several instances need DATABASE_URL).',
+  DB_ERR_SCHEMA_NEWER: 'The database was migrated by a newer version of the service than this one: migrations only go forward.',
+  DB_ERR_MIGRATION_CHANGED: 'A migration already applied to the database differs from the one of the same version in this code: applied migrations are never edited.',
+  DB_ERR_OPTIONS: 'The storage options are unusable: neither a data directory nor a database URL, or a URL that is not postgres://.',
+} as const
+
+export type DatabaseErrorCode = keyof typeof DATABASE_ERROR_CODES
+
+export class DatabaseError extends Error {
+  readonly code: DatabaseErrorCode
+
+  constructor (code: DatabaseErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options)
+    this.name = 'DatabaseError'
+    this.code = code
+  }
+}

@@ -1,0 +1,6 @@
+/** Every migration of the service's database, in order. Add new ones at the end; never edit one released. */
+import type { Migration } from '../migrate.js'
+import { INVOICES_AND_PAYMENTS } from './0001-invoices-and-payments.js'
+import { DELIVERY } from './0002-delivery.js'
+
+export const MIGRATIONS: readonly Migration[] = [INVOICES_AND_PAYMENTS, DELIVERY]

@@ -1,0 +1,46 @@
+/**
+ * The service's database, as its configuration says: a PostgreSQL server when `DATABASE_URL` is
+ * set (several instances share it), else the embedded database in `DATA_DIR` (one instance);
+ * migrated to the current schema before it is handed over.
+ */
+import { DatabaseError } from './errors.js'
+import type { Database } from './database.js'
+import { openEmbeddedDatabase } from './embedded-database.js'
+import { runMigrations, type Migration } from './migrate.js'
+import { MIGRATIONS } from './migrations/schema-history.js'
+import { openServerDatabase, type ServerDatabaseOptions } from './server-database.js'
+
+export interface OpenDatabaseOptions extends ServerDatabaseOptions {
+  /** postgres://…: a server. Empty or absent: the embedded database in `dataDir`. */
+  databaseUrl?: string
+  /** The embedded database's directory (created if missing). */
+  dataDir?: string
+  /** The schema to migrate to. Default: the service's ({@link MIGRATIONS}). */
+  migrations?: readonly Migration[]
+}
+
+/**
+ * Opens and migrates the database.
+ * @throws DatabaseError `DB_ERR_OPTIONS` with neither a URL nor a directory, or a URL that is not
+ *   postgres://; `DB_ERR_LOCKED`, `DB_ERR_SCHEMA_NEWER`, `DB_ERR_MIGRATION_CHANGED` from opening
+ *   and migrating.
+ */
+export async function openDatabase (options: OpenDatabaseOptions): Promise<Database> {
+  const { databaseUrl = '', dataDir = '' } = options
+  let db: Database
+  if (databaseUrl !== '') {
+    if (!/^postgres(ql)?:\/\//.test(databaseUrl)) throw new DatabaseError('DB_ERR_OPTIONS', 'the database URL must start with postgres:// or postgresql://')
+    db = await openServerDatabase(databaseUrl, options)
+  } else if (dataDir !== '') {
+    db = await openEmbeddedDatabase(dataDir)
+  } else {
+    throw new DatabaseError('DB_ERR_OPTIONS', 'give a data directory for the embedded database, or a database URL')
+  }
+  try {
+    await runMigrations(db, options.migrations ?? MIGRATIONS)
+  } catch (error) {
+    await db.close()
+    throw error
+  }
+  return db
+}

@@ -1,0 +1,68 @@
+import assert from 'node:assert/strict'
+import { after, describe, it } from 'node:test'
+import { appliedVersions, runMigrations, type Migration } from '../../src/db/migrate.js'
+import { MIGRATIONS } from '../../src/db/migrations/schema-history.js'
+import { openDatabase } from '../../src/db/open-database.js'
+import { startPostgres } from '../helpers/start-postgres.js'
+import { backends } from '../payments/databases.js'
+
+const postgres = await startPostgres({ after })
+
+async function tables (db: { query: (text: string) => Promise<{ rows: Array<Record<string, unknown>> }> }): Promise<string[]> {
+  const { rows } = await db.query("SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name")
+  return rows.map(row => String(row.table_name))
+}
+
+for (const backend of backends(postgres)) {
+  describe(`migrations on the ${backend.name} database`, () => {
+    it('build the whole schema from an empty database, and find nothing to do the second time', async (t) => {
+      const db = await backend.open(t)
+      assert.deepEqual(await appliedVersions(db), [1, 2])
+      assert.deepEqual(await tables(db), ['invoices', 'leases', 'outbox', 'payment_events', 'payments', 'schema_migrations', 'webhook_deliveries'])
+      assert.deepEqual(await runMigrations(db, MIGRATIONS), [])
+    })
+
+    it('bring a database of the previous version forward, keeping its data and giving its events to the outbox', async (t) => {
+      const db = await backend.open(t, MIGRATIONS.slice(0, 1))
+      assert.deepEqual(await appliedVersions(db), [1])
+      await db.query(`INSERT INTO invoices (id, amount_sat, receiver, memo, state, confirmations_required, expires_at_ms, created_at_ms, updated_at_ms, version)
+        VALUES ('inv_old', 150000000, 'm', 'old-memo', 'expired', 1, 10, 1, 10, 1)`)
+      await db.query('INSERT INTO payment_events (invoice_id, sequence, type, payload, created_at_ms) VALUES ($1, 1, $2, $3, 10)', ['inv_old', 'expired', { previousState: 'pending' }])
+      assert.deepEqual(await runMigrations(db, MIGRATIONS), [2])
+      assert.deepEqual(await appliedVersions(db), [1, 2])
+      const { rows: invoices } = await db.query('SELECT id, amount_sat, state FROM invoices')
+      assert.deepEqual(invoices, [{ id: 'inv_old', amount_sat: 150_000_000, state: 'expired' }])
+      const { rows: outbox } = await db.query('SELECT consumer, attempts, delivered_at_ms FROM outbox')
+      assert.deepEqual(outbox, [{ consumer: 'app', attempts: 0, delivered_at_ms: null }])
+    })
+
+    it('roll a failing migration back whole, recording nothing', async (t) => {
+      const db = await backend.open(t)
+      const failing: Migration = { version: 3, name: 'fails-halfway', sql: 'CREATE TABLE half_done (id integer); SELECT 1 / 0;' }
+      await assert.rejects(runMigrations(db, [...MIGRATIONS, failing]), { code: '22012' })
+      assert.deepEqual(await appliedVersions(db), [1, 2])
+      assert.equal((await tables(db)).includes('half_done'), false)
+    })
+
+    it('refuse a database migrated by newer code, and an applied migration that was edited', async (t) => {
+      const db = await backend.open(t)
+      await assert.rejects(runMigrations(db, MIGRATIONS.slice(0, 1)), { code: 'DB_ERR_SCHEMA_NEWER' })
+      const edited = [{ ...MIGRATIONS[0] as Migration, sql: `${(MIGRATIONS[0] as Migration).sql}\n-- edited` }, ...MIGRATIONS.slice(1)]
+      await assert.rejects(runMigrations(db, edited), { code: 'DB_ERR_MIGRATION_CHANGED' })
+    })
+
+    it('refuse versions out of order', async (t) => {
+      const db = await backend.open(t, [])
+      await assert.rejects(runMigrations(db, [MIGRATIONS[1] as Migration]), { name: 'TypeError', message: /versions are 1, 2, 3/ })
+    })
+  })
+}
+
+describe('migrations with several instances starting at once', () => {
+  it('apply each version once', async (t) => {
+    const url = await postgres.freshDatabase()
+    const dbs = await Promise.all(Array.from({ length: 4 }, () => openDatabase({ databaseUrl: url })))
+    t.after(() => Promise.all(dbs.map(db => db.close())))
+    assert.deepEqual(await appliedVersions(dbs[0] as never), [1, 2])
+  })
+})
