@@ -79,6 +79,19 @@ const REQUEST_ERROR_CODES = new Set([
   -32700, // parse error
 ])
 
+/**
+ * -32603 is "internal error", which a node also answers for what only the request can cause: a
+ * param of the wrong JSON type read without a check, and a transaction the chain does not have.
+ * Another node would answer those the same (and asking every node would only lower their ratings,
+ * on the word of whoever sent the request).
+ */
+const REQUEST_INTERNAL_ERRORS = /^(JSON value is not an? \w+ as expected|JSON integer out of range|Transaction::List reconstruct failed - no return data for [0-9A-Za-z]* ?tx)$/
+
+/** Whether an RPC error blames the request, not the node. */
+export function blamesRequest (rpcCode: number, rpcMessage: string): boolean {
+  return REQUEST_ERROR_CODES.has(rpcCode) || (rpcCode === -32603 && REQUEST_INTERNAL_ERRORS.test(rpcMessage))
+}
+
 /** Ends an answer that grew past the size cap. */
 class TooLargeError extends Error {}
 
@@ -193,7 +206,7 @@ export class NodeTransport {
         rpcCode,
         rpcMessage,
         httpStatus: status,
-        retryable: !REQUEST_ERROR_CODES.has(rpcCode),
+        retryable: !blamesRequest(rpcCode, rpcMessage),
         node: this.url,
         nodeName: this.name,
       })

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { describe, it } from 'node:test'
-import { DEFAULT_NODES, PocketNetProxyApi, clientOptionsFromEnv, type ClientOptions } from '../../lib/index.js'
+import { DEFAULT_NODES, PocketNetProxyApi, clientOptionsFromEnv, type ClientOptions, type RpcNodeError } from '../../lib/index.js'
 import { resolveOptions } from '../../lib/options.js'
 import { startEmulator, startEmulators } from '../helpers/start-emulator.js'
 import { waitFor } from '../helpers/wait-for.js'
@@ -64,6 +64,20 @@ describe('PocketNetProxyApi', () => {
     api.noteBlock(node.height)
     await ask()
     assert.equal(node.callsTo('getnodeinfo').length, 2, 'a height already seen, or a lower one, drops nothing')
+  })
+
+  it('takes an unknown txid (and a param of the wrong type) as the request\'s fault: one node asked, none blamed', async (t) => {
+    const [a, b] = await startEmulators(t, 2)
+    assert.ok(a && b)
+    const api = await createClient(t, { nodes: [a.url, b.url], hedging: false })
+    a.clearCalls()
+    b.clearCalls()
+    for (const params of [['ab'.repeat(32)], [['not a string'], 1]] as const) {
+      const method = params.length === 1 ? 'getrawtransaction' : 'getuserprofile'
+      await assert.rejects(api.callRaw(method, [...params]), (err: RpcNodeError) => err.code === 'RPC_ERR_NODE' && err.rpcCode === -32603 && !err.retryable)
+    }
+    assert.equal(a.callsTo('getrawtransaction').length + b.callsTo('getrawtransaction').length, 1, 'not asked of the other node')
+    assert.deepEqual(api.nodes().map(node => node.circuit), ['closed', 'closed'])
   })
 
   it('rejects at creation, naming each node and why, when none answers', async (t) => {
