@@ -19,6 +19,11 @@ import { SharedAnswers } from './redis/shared-answers.js'
 export interface CallOptions {
   /** Abandons the call; the promise rejects with the signal's reason. */
   signal?: AbortSignal
+  /**
+   * Asks a node even when the answer cache holds an answer (a payment's confirmations, a
+   * transaction a re-org may have moved): the answer is not kept either. Default false.
+   */
+  fresh?: boolean
 }
 
 /**
@@ -124,7 +129,13 @@ export class PocketNetProxyApi {
       const answer = await node.transport.post(method, params, { timeoutMs, cancel })
       return { value: answer.result, bytes: answer.bytes }
     }, this.#runOptionsWithin(deadlineMs))
-    return untilAborted(this.#cache.get(method, ResultCache.key(method, params), load), options.signal)
+    return untilAborted(this.#cached(method, ResultCache.key(method, params), load, options), options.signal)
+  }
+
+  /** The cache's answer (or a call in flight), or, with `fresh`, a call of its own. */
+  #cached<T> (method: string, key: string, load: (deadlineMs?: number) => Promise<{ value: T, bytes: number }>, options: CallOptions): Promise<T> {
+    if (options.fresh === true) return load().then(answer => answer.value)
+    return this.#cache.get(method, key, load)
   }
 
   /** A method of the node's table: params checked and placed by the table, the answer's shape checked before it is cached. */
@@ -135,7 +146,7 @@ export class PocketNetProxyApi {
       const answer = await node.transport.post(name, forNodeVersion(method, wire, node.health.version), { timeoutMs, cancel })
       return { value: checkShape(name, method, answer.result), bytes: answer.bytes }
     }, this.#runOptionsWithin(deadlineMs))
-    return untilAborted(this.#cache.get(name, ResultCache.key(name, wire), load), options.signal)
+    return untilAborted(this.#cached(name, ResultCache.key(name, wire), load, options), options.signal)
   }
 
   /**
@@ -204,7 +215,7 @@ export class PocketNetProxyApi {
     }, this.#runOptionsWithin(deadlineMs))
     // Shared with identical calls in flight, so one caller's abort must not cancel the upstream call.
     const key = ResultCache.key(spec.name, wire)
-    return untilAborted(this.#cache.get(spec.name, key, load), options.signal)
+    return untilAborted(this.#cached(spec.name, key, load, options), options.signal)
   }
 
   /** The run options, with a shorter deadline when part of the call's went on waiting for another instance. */

@@ -16,6 +16,7 @@ import fastPathRecorder from './fast-path/recorder.js'
 import accessLog from './http/access-log.js'
 import draining from './http/draining.js'
 import events from './events/plugin.js'
+import payments from './payments/plugin.js'
 import errorHandler from './http/error-handler.js'
 import httpCache from './http/http-cache.js'
 import jsonBody from './http/json-body.js'
@@ -68,6 +69,7 @@ export async function buildApp (config: AppConfig, overrides: AppOverrides = {})
   await app.register(metrics, { clock: overrides.clock })
   await app.register(pocketnetClient, { client: overrides.client, clock: overrides.clock })
   await app.register(events, { now: overrides.now })
+  await app.register(payments, { now: overrides.now })
   await app.register(fastPathRecorder, { fastPath, ledger })
   await app.register(urlLimit)
   await app.register(requestId)

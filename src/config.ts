@@ -5,7 +5,7 @@
 import { Type, type Static } from 'typebox'
 import { Value } from 'typebox/value'
 import { parseWindow } from './rate-limit/window.js'
-import { CACHE_RANGES, DEFAULT_CACHE_TTL_MS, DEFAULT_NODES, OPTION_RANGES, POCKETNET_NETWORKS, parseNodeList, parseRedisUrl, type OptionRange, type PocketnetNetwork } from 'pocketnet-client'
+import { CACHE_RANGES, DEFAULT_CACHE_TTL_MS, DEFAULT_NODES, OPTION_RANGES, POCKETNET_NETWORKS, isPocketnetAddress, parseNodeList, parseRedisUrl, type OptionRange, type PocketnetNetwork } from 'pocketnet-client'
 
 const POCKETNET_NODES_RULE = 'a comma-separated list of http(s) node URLs such as http://127.0.0.1:38081'
 const REDIS_URL_RULE = 'empty (no Redis), or redis://[user:password@]host[:port][/db] (rediss:// for TLS)'
@@ -64,6 +64,14 @@ export const ConfigSchema = Type.Object({
   AUTH_SIGNATURE_CHECKS_PER_S: integer({ default: 200, min: 1, max: 1_000_000 }, ' (signatures checked per second by one process; past it sign-in answers 503)'),
   AUTH_ACCEPT_SIGNATURE_HEADER: Type.Boolean({ default: false, description: 'true or false (needs BASTYON_APP_ID)' }),
   METRICS_TOKEN: Type.String({ default: '', description: METRICS_TOKEN_RULE }),
+  DATA_DIR: Type.String({ default: 'data', minLength: 1, description: 'the directory of the embedded database (invoices), when DATABASE_URL is empty' }),
+  DATABASE_URL: Type.String({ default: '', description: 'empty (the embedded database in DATA_DIR), or postgres://user:password@host:port/db, shared by every instance' }),
+  PAYMENT_ADDRESS: Type.String({ default: '', description: 'empty (payments off), or the app\'s receiving address, of POCKETNET_NETWORK' }),
+  PAYMENT_CONFIRMATIONS: integer({ default: 6, min: 1, max: 1000 }, ' (blocks before an invoice is confirmed)'),
+  PAYMENT_INVOICE_TTL_S: integer({ default: 3600, min: 60, max: 31_536_000 }, ' (seconds an invoice can be paid in)'),
+  PAYMENT_TIPS: Type.Boolean({ default: false, description: 'true or false: POST /api/payments/tips (needs PAYMENT_ADDRESS)' }),
+  PAYMENT_TIP_MIN_SAT: integer({ default: 100_000, min: 1, max: 3_355_443_199_999_999 }, ' (smallest tip, in satoshi)'),
+  PAYMENT_TIP_MAX_SAT: integer({ default: 10_000_000_000, min: 1, max: 3_355_443_199_999_999 }, ' (largest tip, in satoshi)'),
   EVENTS_INGEST: Type.Boolean({ default: true, description: 'true or false: follow the chain for the event stream (one node WebSocket per process)' }),
   EVENTS_RETAIN: integer({ default: 1000, min: 0, max: 1_000_000 }, ' (events kept for replay)'),
   EVENTS_RETAIN_S: integer({ default: 3600, min: 0, max: 86_400 }, ' (seconds an event is kept for replay)'),
@@ -131,6 +139,17 @@ export function loadConfig (env: Record<string, string | undefined>): AppConfig 
   if (config.BASTYON_APP_ID !== '' && typeof config.WEB_CONCURRENCY === 'number' && config.WEB_CONCURRENCY > 1 && config.REDIS_URL === '') {
     // Each worker would keep its own sessions: a sign-out on one would not hold on the others.
     problems.set('WEB_CONCURRENCY', 'WEB_CONCURRENCY above 1 with sign-in on (BASTYON_APP_ID) needs REDIS_URL: without it each worker keeps its own sessions, so a sign-out or a used signature on one worker would still be accepted by another')
+  }
+  if (typeof config.PAYMENT_ADDRESS === 'string' && config.PAYMENT_ADDRESS !== '' && !isPocketnetAddress(config.PAYMENT_ADDRESS, config.POCKETNET_NETWORK as PocketnetNetwork)) {
+    problems.set('PAYMENT_ADDRESS', `PAYMENT_ADDRESS must be empty or an address of the ${String(config.POCKETNET_NETWORK)} network (got ${JSON.stringify(config.PAYMENT_ADDRESS)})`)
+  }
+  if (config.PAYMENT_TIPS === true && config.PAYMENT_ADDRESS === '') problems.set('PAYMENT_TIPS', 'PAYMENT_TIPS needs PAYMENT_ADDRESS: tips are paid to it')
+  if (typeof config.PAYMENT_TIP_MIN_SAT === 'number' && typeof config.PAYMENT_TIP_MAX_SAT === 'number' && config.PAYMENT_TIP_MIN_SAT > config.PAYMENT_TIP_MAX_SAT) {
+    problems.set('PAYMENT_TIP_MIN_SAT', 'PAYMENT_TIP_MIN_SAT must not be above PAYMENT_TIP_MAX_SAT')
+  }
+  if (config.PAYMENT_ADDRESS !== '' && typeof config.WEB_CONCURRENCY === 'number' && config.WEB_CONCURRENCY > 1 && config.DATABASE_URL === '') {
+    // The embedded database belongs to one process.
+    problems.set('DATABASE_URL', 'WEB_CONCURRENCY above 1 with payments on (PAYMENT_ADDRESS) needs DATABASE_URL: the embedded database can be opened by one process only')
   }
   if (problems.size > 0) throw new ConfigError([...problems.values()])
   return config as AppConfig

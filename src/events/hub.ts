@@ -32,6 +32,8 @@ export class EventHub {
   readonly #log: EventLog
   readonly #byTopic = new Map<Topic, Set<Listener>>()
   readonly counts: HubCounts = { published: {} }
+  readonly #chainListeners = new Set<(event: ChainEvent) => void>()
+  readonly #interests = new Set<() => Iterable<string>>()
   /** The last block reported, so that a notification seen twice (for its address and its post) goes to a post's topic once. */
   #contentSeen = new Set<string>()
 
@@ -44,8 +46,9 @@ export class EventHub {
     return this.#emit(`app:${channel}`, 'app', data)
   }
 
-  /** A chain event from the node event source, on each topic it concerns. */
+  /** A chain event from the node event source, on each topic it concerns, after the service's own listeners (payments). */
   ingest (event: ChainEvent): void {
+    for (const listener of this.#chainListeners) listener(event)
     switch (event.kind) {
       case 'block':
         this.#contentSeen = new Set()
@@ -70,6 +73,21 @@ export class EventHub {
         }
       }
     }
+  }
+
+  /** Hears every chain event, before the streams do (the payments watcher). */
+  onChainEvent (listener: (event: ChainEvent) => void): void {
+    this.#chainListeners.add(listener)
+  }
+
+  /** Adds addresses the ingest must follow whether or not a stream does (the payments' receivers). */
+  addInterest (addresses: () => Iterable<string>): void {
+    this.#interests.add(addresses)
+  }
+
+  /** Publishes on a topic of the service's own (`payment:<id>`). */
+  announce (topic: Topic, type: string, data: Record<string, unknown>): StreamEvent {
+    return this.#emit(topic, type, data)
   }
 
   /** Listens to `topics` from now on. */
@@ -104,6 +122,7 @@ export class EventHub {
   /** Addresses with subscribers now: to their payments or to their own notifications. */
   addressesOfInterest (): string[] {
     const addresses: string[] = []
+    for (const more of this.#interests) addresses.push(...more())
     for (const topic of this.#byTopic.keys()) {
       if (topic.startsWith('address:')) addresses.push(topic.slice(8))
       else if (topic.startsWith('user:')) addresses.push(topic.slice(5))

@@ -3,7 +3,8 @@
  * - `blocks`: every block, and every re-org;
  * - `address:<address>`: payments to an address (of POCKETNET_NETWORK);
  * - `content:<hash>`: comments, scores, boosts and reposts on one post (its root txid);
- * - `app:<channel>`: the mini-app's own events (`app.events.publish`).
+ * - `app:<channel>`: the mini-app's own events (`app.events.publish`);
+ * - `payment:<invoice id>`: an invoice's transitions (docs/payments.md).
  * A signed-in user's own notifications are the topic `user:<address>`, which only a stream
  * ticket opens (routes/api/events.ts): a client cannot name it.
  */
@@ -14,6 +15,8 @@ export const MAX_TOPICS = 20
 /** An app channel: letters, digits, `.`, `_` and `-`. */
 const APP_CHANNEL = /^[A-Za-z0-9._-]{1,64}$/
 const CONTENT_HASH = /^[0-9a-f]{64}$/
+/** An invoice id: `inv_` and 22 base64url characters. */
+const INVOICE_ID = /^inv_[A-Za-z0-9_-]{22}$/
 
 export type Topic = string
 
@@ -39,7 +42,8 @@ function topicError (topic: string, network: PocketnetNetwork): string | undefin
     case 'address': return isPocketnetAddress(value, network) ? undefined : `${shown}: address:<address> takes an address of the ${network} network`
     case 'content': return CONTENT_HASH.test(value) ? undefined : `${shown}: content:<hash> takes a post's hash, 64 lowercase hex digits`
     case 'app': return APP_CHANNEL.test(value) ? undefined : `${shown}: app:<channel> takes 1 to 64 letters, digits, '.', '_' or '-'`
-    default: return `${shown} is not a topic: blocks, address:<address>, content:<hash> or app:<channel>`
+    case 'payment': return INVOICE_ID.test(value) ? undefined : `${shown}: payment:<invoice id> takes an invoice's id`
+    default: return `${shown} is not a topic: blocks, address:<address>, content:<hash>, app:<channel> or payment:<invoice id>`
   }
 }
 

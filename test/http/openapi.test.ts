@@ -13,9 +13,12 @@ describe('OpenAPI document', () => {
     assert.equal(status, 200)
     assert.equal(body.openapi, '3.1.0')
     await SwaggerParser.validate(structuredClone(body))
-    const api = ['/api/content/{hash}', '/api/content/{hash}/comments', '/api/nodeinfo', '/api/post/{hash}', '/api/search', '/api/tags', '/api/user/{address}']
+    const api = ['/api/content/{hash}', '/api/content/{hash}/comments', '/api/events', '/api/events/poll', '/api/nodeinfo', '/api/post/{hash}', '/api/search', '/api/tags', '/api/user/{address}']
     assert.deepEqual(Object.keys(body.paths).sort(), [...api, '/healthz', '/readyz'])
-    for (const path of api) {
+    // The event stream's routes answer a stream or a long-poll, never a 404 or a node's 500.
+    assert.deepEqual(Object.keys(body.paths['/api/events'].get.responses).sort(), ['200', '400', '401', '429', '503'])
+    assert.deepEqual(Object.keys(body.paths['/api/events/poll'].get.responses).sort(), ['200', '400', '429'])
+    for (const path of api.filter(each => !each.startsWith('/api/events'))) {
       const responses = body.paths[path].get.responses
       assert.deepEqual(Object.keys(responses).sort(), ['200', '400', '404', '429', '500', '503'], path)
       const success = responses['200'].content['application/json']

@@ -8,6 +8,7 @@ import contentRoutes from './content.js'
 import eventRoutes from './events.js'
 import meRoute from './me.js'
 import nodeInfoRoute from './nodeinfo.js'
+import paymentRoutes from './payments.js'
 import postRoute from './post.js'
 import searchRoute from './search.js'
 import tagsRoute from './tags.js'
@@ -21,6 +22,8 @@ const apiRoutes: FastifyPluginAsync = async (api) => {
   await api.register(contentRoutes)
   await api.register(tagsRoute)
   await api.register(eventRoutes)
+  // Payments, when PAYMENT_ADDRESS turns them on.
+  if (api.payments !== undefined) await api.register(paymentRoutes)
   // Sign-in, when BASTYON_APP_ID turns it on.
   if (api.signIn !== undefined) {
     await api.register(authRoutes)

@@ -1,0 +1,232 @@
+/**
+ * Invoices as the service offers them (`app.payments`, docs/payments.md): created by the app's
+ * own routes at the price it decides, settled only by what the chain shows. A transaction comes to
+ * be checked three ways, and each is only a hint: the front-end reports the txid it got from the
+ * host, the node event source reports a payment to a receiver, and each new block re-checks the
+ * payments not final yet (confirmations, re-orgs). The store (invoice-store.ts) decides every
+ * transition in one transaction, so a txid settles one invoice once, whichever way it came.
+ *
+ * App code reacts with `app.payments.on('confirmed', event => …)` (and every other transition):
+ * delivered at least once through the outbox, the invoice id and sequence as idempotency key.
+ */
+import { EventEmitter } from 'node:events'
+import {
+  isUnknownTransactionError,
+  memoOfScript,
+  readChainTransaction,
+  satoshiToPkoinNumber,
+  type ChainTransaction,
+  type PocketNetProxyApi,
+} from 'pocketnet-client'
+import type { PaymentStore } from './create-payment-store.js'
+import type { Invoice, InvoiceEvent } from './invoice.js'
+import type { ObservationRefusal } from './invoice-store.js'
+
+export interface PaymentsConfig {
+  /** The app's receiving address. */
+  receiver: string
+  confirmations: number
+  invoiceTtlS: number
+}
+
+export interface NewInvoice {
+  /** The price, in satoshi. */
+  amount: number
+  receiver?: string
+  memo?: string
+  metadata?: Record<string, unknown>
+  expiresInS?: number
+  confirmations?: number
+}
+
+/** What `sdk.payment(...)` takes in the mini-app to pay the invoice: its spelling (`recievers`) included. */
+export interface HostPaymentRequest {
+  recievers: Array<{ address: string, amount: number }>
+  feemode: 'exclude'
+  message: string
+}
+
+/** An invoice as the API answers it. */
+export interface InvoiceView {
+  id: string
+  /** Satoshi. */
+  amount: number
+  receiver: string
+  memo: string
+  state: Invoice['state']
+  txid: string | null
+  confirmations: number
+  confirmationsRequired: number
+  expiresAt: string
+  underpaid: boolean
+  underpaidAmount: number
+  overpaid: boolean
+  overpaidAmount: number
+  paidLate: boolean
+  paidLateAmount: number
+  metadata: Record<string, unknown>
+  hostRequest: HostPaymentRequest
+}
+
+export function invoiceView (invoice: Invoice): InvoiceView {
+  return {
+    id: invoice.id,
+    amount: invoice.amountSat,
+    receiver: invoice.receiver,
+    memo: invoice.memo,
+    state: invoice.state,
+    txid: invoice.txid,
+    confirmations: invoice.confirmations,
+    confirmationsRequired: invoice.confirmationsRequired,
+    expiresAt: new Date(invoice.expiresAtMs).toISOString(),
+    underpaid: invoice.underpaid,
+    underpaidAmount: invoice.underpaidSat,
+    overpaid: invoice.overpaid,
+    overpaidAmount: invoice.overpaidSat,
+    paidLate: invoice.paidLate,
+    paidLateAmount: invoice.paidLateSat,
+    metadata: invoice.metadata,
+    // `exclude`: the payer pays the fee, so the receiver gets the whole amount.
+    hostRequest: { recievers: [{ address: invoice.receiver, amount: satoshiToPkoinNumber(invoice.amountSat) }], feemode: 'exclude', message: invoice.memo },
+  }
+}
+
+export interface CheckResult {
+  invoice: InvoiceView
+  /** Why the transaction does not count for this invoice, when it does not. */
+  refused?: ObservationRefusal
+}
+
+/** The consumer name of the app's own handlers in the outbox. */
+const APP_CONSUMER = 'app'
+
+export class PaymentsService extends EventEmitter {
+  readonly #store: PaymentStore
+  readonly #api: () => Promise<PocketNetProxyApi>
+  readonly #config: PaymentsConfig
+  readonly #announce: (event: InvoiceEvent) => void
+  #delivering: Promise<void> | undefined
+  /** The tip as the node event source last reported it: fresher than the pool's probes. */
+  #tip: number | undefined
+
+  /**
+   * @param announce called once per transition, as it is written (the event stream's `payment:<id>` topic)
+   */
+  constructor (store: PaymentStore, api: () => Promise<PocketNetProxyApi>, config: PaymentsConfig, announce: (event: InvoiceEvent) => void) {
+    super()
+    this.#store = store
+    this.#api = api
+    this.#config = config
+    this.#announce = announce
+  }
+
+  /** The receiver the service watches: the app's address. */
+  get receiver (): string {
+    return this.#config.receiver
+  }
+
+  /** A new invoice at the price the app decides; the front-end passes `hostRequest` to `sdk.payment`. */
+  async createInvoice (request: NewInvoice): Promise<InvoiceView> {
+    const invoice = await this.#store.invoices.createInvoice({
+      amountSat: request.amount,
+      receiver: request.receiver ?? this.#config.receiver,
+      ...(request.memo === undefined ? {} : { memo: request.memo }),
+      ...(request.metadata === undefined ? {} : { metadata: request.metadata }),
+      expiresInS: request.expiresInS ?? this.#config.invoiceTtlS,
+      confirmations: request.confirmations ?? this.#config.confirmations,
+    })
+    return invoiceView(invoice)
+  }
+
+  async getInvoice (id: string): Promise<InvoiceView | undefined> {
+    const invoice = await this.#store.invoices.getInvoice(id)
+    return invoice === undefined ? undefined : invoiceView(invoice)
+  }
+
+  /**
+   * Checks `txid` for invoice `id` on chain, now: what the front-end reports is a hint, and the
+   * node's answer decides.
+   * @returns undefined for an unknown invoice
+   */
+  async checkTransaction (id: string, txid: string): Promise<CheckResult | undefined> {
+    if (await this.#store.invoices.getInvoice(id) === undefined) return undefined
+    const { transaction, tipHeight } = await this.#read(txid)
+    const result = await this.#store.invoices.recordObservation(id, { txid, transaction, tipHeight })
+    this.#written(result.events)
+    return { invoice: invoiceView(result.invoice), ...(result.refused === undefined ? {} : { refused: result.refused }) }
+  }
+
+  /** A transaction paying a watched receiver (the node event source): settles the invoice its memo names, if any. */
+  async onPayment (txid: string): Promise<void> {
+    const { transaction, tipHeight } = await this.#read(txid)
+    if (transaction === null) return
+    for (const output of transaction.outputs) {
+      const memo = memoOfScript(output.scriptHex)
+      if (memo === undefined) continue
+      const invoice = await this.#store.invoices.findInvoiceByMemo(memo)
+      if (invoice === undefined) continue
+      const result = await this.#store.invoices.recordObservation(invoice.id, { txid, transaction, tipHeight })
+      this.#written(result.events)
+    }
+  }
+
+  /**
+   * A new block (or a re-org: the first height that changed, less one), as the node event source
+   * reports it: every payment not final is read again, and invoices past their time expire.
+   */
+  async onBlock (tipHeight?: number): Promise<void> {
+    if (tipHeight !== undefined) this.#tip = tipHeight
+    for (const open of await this.#store.invoices.listOpenPayments()) {
+      const { transaction, tipHeight } = await this.#read(open.txid)
+      const result = await this.#store.invoices.recordObservation(open.invoiceId, { txid: open.txid, transaction, tipHeight })
+      this.#written(result.events)
+    }
+    this.#written(await this.#store.invoices.expireDue())
+  }
+
+  /** Hands undelivered transitions to the app's handlers, at least once each; resolves once none is left. */
+  deliver (): Promise<void> {
+    this.#delivering ??= this.#deliverAll().finally(() => { this.#delivering = undefined })
+    return this.#delivering
+  }
+
+  async #deliverAll (): Promise<void> {
+    for (;;) {
+      const claimed = await this.#store.outbox.claim(APP_CONSUMER)
+      if (claimed.length === 0) return
+      for (const event of claimed) {
+        try {
+          // Handlers run in order; one that throws has the event offered again later.
+          for (const handler of this.listeners(event.type)) await (handler as (event: InvoiceEvent) => unknown)(event)
+          await this.#store.outbox.ack(APP_CONSUMER, event.id)
+        } catch {
+          await this.#store.outbox.retryLater(APP_CONSUMER, event.id, 5000)
+        }
+      }
+    }
+  }
+
+  #written (events: InvoiceEvent[]): void {
+    if (events.length === 0) return
+    for (const event of events) this.#announce(event)
+    this.deliver().catch(() => {})
+  }
+
+  /** The node's answer for `txid` (null when no node knows it) and the tip it was read at. */
+  async #read (txid: string): Promise<{ transaction: ChainTransaction | null, tipHeight: number }> {
+    const api = await this.#api()
+    let answer: unknown
+    try {
+      // Never a cached answer: a re-org may have moved the transaction since.
+      answer = await api.rpc.getrawtransaction({ txid }, { fresh: true })
+    } catch (err) {
+      if (isUnknownTransactionError(err)) return { transaction: null, tipHeight: this.#tipOf(api) }
+      throw err
+    }
+    return { transaction: readChainTransaction(answer) ?? null, tipHeight: this.#tipOf(api) }
+  }
+
+  #tipOf (api: PocketNetProxyApi): number {
+    return this.#tip ?? api.bestHeight ?? 0
+  }
+}

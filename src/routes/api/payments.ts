@@ -1,0 +1,41 @@
+/**
+ * PKOIN payments (payments/, docs/payments.md), registered when PAYMENT_ADDRESS is set: an
+ * invoice's state, the front-end's report of the txid the host gave (checked on chain, never
+ * believed), and, with PAYMENT_TIPS, ready-made tips. Invoices of a price of the app's own come
+ * from its own routes: `await app.payments.createInvoice({ amount })`.
+ */
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { HttpError, ParameterError } from '../../http/errors.js'
+import type { PaymentsService } from '../../payments/payments-service.js'
+import { InvoiceSchema, InvoiceTransactionSchema, TipSchema } from '../../schemas/payments.js'
+
+const paymentRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const payments = app.payments as PaymentsService
+  const notFound = (id: string): HttpError => new HttpError(404, 'Invoice not found', `No invoice has the id ${id}`)
+
+  app.get('/payments/invoices/:id', { schema: InvoiceSchema }, async (request, reply) => {
+    const invoice = await payments.getInvoice(request.params.id)
+    if (invoice === undefined) throw notFound(request.params.id)
+    reply.header('cache-control', 'no-store')
+    return { message: 'Invoice retrieved successfully', data: invoice }
+  })
+
+  app.post('/payments/invoices/:id/transaction', { schema: InvoiceTransactionSchema, config: { failureMessage: 'Failed to check the transaction' } }, async (request, reply) => {
+    const checked = await payments.checkTransaction(request.params.id, request.body.txid)
+    if (checked === undefined) throw notFound(request.params.id)
+    reply.header('cache-control', 'no-store')
+    return { message: 'Transaction checked', data: checked }
+  })
+
+  if (app.config.PAYMENT_TIPS) {
+    const { PAYMENT_TIP_MIN_SAT: min, PAYMENT_TIP_MAX_SAT: max } = app.config
+    app.post('/payments/tips', { schema: TipSchema }, async (request, reply) => {
+      const { amount } = request.body
+      if (amount < min || amount > max) throw new ParameterError('body', 'amount', `must be from ${min} to ${max} satoshi (got ${amount})`)
+      reply.header('cache-control', 'no-store')
+      return { message: 'Invoice created', data: await payments.createInvoice({ amount, metadata: { kind: 'tip' } }) }
+    })
+  }
+}
+
+export default paymentRoutes
