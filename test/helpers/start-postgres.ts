@@ -7,10 +7,10 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
+import { freePort } from './free-port.js'
 
 type WithAfter = { after (fn: () => unknown): void }
 
@@ -39,16 +39,6 @@ function serverUser (): { uid: number, gid: number } | undefined {
   const gid = id('-g')
   if (!Number.isSafeInteger(uid) || uid <= 0) throw new Error('PostgreSQL refuses to run as root, and there is no postgres user to run it as (apt-get install postgresql creates one)')
   return { uid, gid }
-}
-
-async function freePort (): Promise<number> {
-  const server = createServer()
-  server.listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  const { port } = server.address() as { port: number }
-  server.close()
-  await once(server, 'close')
-  return port
 }
 
 async function untilAnswers (url: string, child: ChildProcess, output: () => string): Promise<void> {

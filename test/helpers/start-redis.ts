@@ -5,7 +5,8 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
-import { createServer, connect } from 'node:net'
+import { connect } from 'node:net'
+import { freePort } from './free-port.js'
 
 type WithAfter = { after (fn: () => unknown): void }
 
@@ -21,16 +22,6 @@ export interface TestRedis {
   pause (): void
   /** Lets a paused server go on (SIGCONT). */
   resume (): void
-}
-
-async function freePort (): Promise<number> {
-  const server = createServer()
-  server.listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  const { port } = server.address() as { port: number }
-  server.close()
-  await once(server, 'close')
-  return port
 }
 
 /** Resolves once the port accepts connections and answers PING. */
