@@ -24,7 +24,12 @@ RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean -
 COPY --from=build /app/dist ./dist
 COPY --from=build /app/lib/dist ./lib/dist
 COPY public ./public
-# The image's unprivileged user; the service needs no write access anywhere.
+# The embedded database (invoices, with PAYMENT_ADDRESS set and no DATABASE_URL) is the one thing
+# the service writes: a directory of the unprivileged user's, to mount a volume on.
+ENV DATA_DIR=/data
+RUN mkdir /data && chown node:node /data
+VOLUME /data
+# The image's unprivileged user.
 USER node
 EXPOSE 3000
 # node:20-slim has no curl: Node's own fetch asks /healthz.

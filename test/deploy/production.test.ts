@@ -125,6 +125,10 @@ describe('the production path', () => {
     const copied = args(runtime, 'COPY').map(copy => copy.split(/\s+/))
     assert.deepEqual(copied.filter(parts => !parts[0]?.startsWith('--from')).flatMap(parts => parts.slice(0, -1)).sort(), [...RUNTIME_FILES].sort())
     assert.deepEqual(copied.filter(parts => parts[0] === '--from=build').map(parts => parts[1]), BUILT.map(entry => `/app/${entry}`))
+    // Payments' embedded database: a directory the user owns, as a volume.
+    assert.deepEqual(args(runtime, 'ENV').filter(env => env.startsWith('DATA_DIR')), ['DATA_DIR=/data'])
+    assert.ok(args(runtime, 'RUN').includes('mkdir /data && chown node:node /data'))
+    assert.deepEqual(args(runtime, 'VOLUME'), ['/data'])
     const user = args(runtime, 'USER')
     assert.equal(user.length, 1)
     assert.doesNotMatch(user[0] as string, /^(root|0)(:|$)/)
