@@ -7,6 +7,7 @@
  */
 import fp from 'fastify-plugin'
 import { createNodeEventSource, type NodeEventSource } from 'pocketnet-client'
+import { registerEventMetrics } from './event-metrics.js'
 import { EventHub } from './hub.js'
 import { StreamRegistry } from './streams.js'
 
@@ -39,6 +40,7 @@ export default fp<EventsPluginOptions>(async (app, { now = Date.now }) => {
   app.decorate('eventStreams', streams)
 
   let source: NodeEventSource | undefined
+  registerEventMetrics(app.metrics.registry, hub, streams, () => source?.stats())
   let retry: NodeJS.Timeout | undefined
   let closing = false
   /** Follows the chain once the client exists; while no node answers, tries again later, never failing the start. */
@@ -70,4 +72,4 @@ export default fp<EventsPluginOptions>(async (app, { now = Date.now }) => {
     streams.closeAll()
     await source?.close()
   })
-}, { name: 'events', dependencies: ['pocketnet-client'] })
+}, { name: 'events', dependencies: ['pocketnet-client', 'metrics'] })

@@ -48,6 +48,14 @@ describe('the event stream', () => {
     const [block] = named(stream.frames, 'block')
     assert.deepEqual(block?.data, { topic: 'blocks', height: node.height, hash: node.chain.tip.hash, time: node.chain.tip.time })
     assert.match(block?.id ?? '', /^\d+-\d+$/)
+    // Metrics, read from the counts at the scrape.
+    const scraped = await app.app.metrics.scrape()
+    const value = (line: string): number => Number(new RegExp(`^${line.replace(/[{}]/g, '\\$&')} (\\d+)$`, 'm').exec(scraped)?.[1])
+    assert.equal(value('events_streams_open'), 1)
+    assert.equal(value('events_node_socket_open'), 1)
+    assert.ok(value('events_sent_total') >= 1)
+    assert.ok(value('events_published_total{kind="blocks"}') >= 2)
+    assert.ok(value('events_node_calls_total{method="getlastblocks"}') >= 1)
   })
 
   it('replays exactly what a client missed after Last-Event-ID, in order, then goes on live; past the window it says resync', async (t) => {

@@ -1,0 +1,57 @@
+/**
+ * The live events' metrics, read from their own counts when Prometheus scrapes (no work per
+ * event): open streams, events published by topic kind, sent, replayed, resyncs, slow clients
+ * dropped; the node socket's state, reconnects and the calls the ingest makes per kind.
+ */
+import { Counter, Gauge, type Registry } from 'prom-client'
+import type { NodeEventSourceStats } from 'pocketnet-client'
+import type { EventHub } from './hub.js'
+import type { StreamRegistry } from './streams.js'
+
+/** A counter whose value is read from `read` at each scrape. */
+function countedFrom (registry: Registry, name: string, help: string, read: () => number): void {
+  const counter = new Counter({
+    name,
+    help,
+    registers: [registry],
+    collect () {
+      counter.reset()
+      counter.inc(read())
+    },
+  })
+}
+
+export function registerEventMetrics (registry: Registry, hub: EventHub, streams: StreamRegistry, source: () => NodeEventSourceStats | undefined): void {
+  new Gauge({ name: 'events_streams_open', help: 'Event streams open now (GET /api/events)', registers: [registry], collect () { this.set(streams.size) } }) // eslint-disable-line no-new
+  const published = new Counter({
+    name: 'events_published_total',
+    help: 'Events published, by topic kind (blocks, address, content, app, user, payment)',
+    labelNames: ['kind'],
+    registers: [registry],
+    collect () {
+      published.reset()
+      for (const [kind, count] of Object.entries(hub.counts.published)) published.inc({ kind }, count)
+    },
+  })
+  countedFrom(registry, 'events_streams_opened_total', 'Event streams opened', () => streams.counts.opened)
+  countedFrom(registry, 'events_sent_total', 'Events written to streams', () => streams.counts.eventsSent)
+  countedFrom(registry, 'events_replayed_total', 'Events replayed to streams that reconnected', () => streams.counts.replayed)
+  countedFrom(registry, 'events_resyncs_total', 'Streams told to resync: what they missed was no longer kept', () => streams.counts.resyncs)
+  countedFrom(registry, 'events_dropped_slow_total', 'Streams dropped for leaving too much unread', () => streams.counts.droppedSlow)
+  new Gauge({ name: 'events_node_socket_open', help: '1 while the node event source holds a node WebSocket', registers: [registry], collect () { this.set(source()?.socket === 'open' ? 1 : 0) } }) // eslint-disable-line no-new
+  countedFrom(registry, 'events_node_socket_reconnects_total', 'Node WebSockets registered again after one was lost', () => source()?.reconnects ?? 0)
+  const calls = new Counter({
+    name: 'events_node_calls_total',
+    help: 'Calls the node event source made, by method (getlastblocks: new blocks and catch-up; getnotifications: one per block while something is followed; getnodeinfo: a node\'s WebSocket port)',
+    labelNames: ['method'],
+    registers: [registry],
+    collect () {
+      calls.reset()
+      const stats = source()
+      if (stats === undefined) return
+      calls.inc({ method: 'getlastblocks' }, stats.blockCalls)
+      calls.inc({ method: 'getnotifications' }, stats.notificationCalls)
+      calls.inc({ method: 'getnodeinfo' }, stats.portLookups)
+    },
+  })
+}
