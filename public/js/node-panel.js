@@ -1,4 +1,5 @@
-// Node panel: version, chain height and time since the last block, refreshed while the page is visible.
+// Node panel: version, chain height and time since the last block, refreshed while the page is
+// visible, and live: each block the service's event stream announces shows at once.
 import { getJson } from './api.js'
 import { setStatus, timeAgo } from './dom.js'
 
@@ -39,4 +40,19 @@ export function startNodePanel (panel, { refreshMs }) {
     else refresh()
   })
   refresh()
+  followBlocks()
+
+  // The live event stream (GET /api/events): a block shows as soon as the service hears of it.
+  // The browser reconnects by itself, with the last id seen; the polling above goes on meanwhile.
+  function followBlocks () {
+    if (typeof EventSource !== 'function') return
+    const stream = new EventSource('/api/events?topics=blocks')
+    stream.addEventListener('block', event => {
+      const block = JSON.parse(event.data)
+      panel.dataset.live = 'true'
+      height.textContent = String(block.height)
+      age.textContent = timeAgo(block.time)
+    })
+    stream.addEventListener('resync', () => refresh())
+  }
 }

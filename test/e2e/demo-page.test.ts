@@ -8,6 +8,7 @@ import { startApp, type TestApp } from '../helpers/build-app.js'
 import { ARTIFACTS_DIR, launchBrowser } from '../helpers/browser.js'
 import { APP_ID, giveAccount } from '../helpers/sign-in.js'
 import { startEmulator } from '../helpers/start-emulator.js'
+import { waitFor } from '../helpers/wait-for.js'
 
 // One browser, emulator and service for the file; a fresh page for each test.
 const suite = { after (fn: () => unknown) { cleanups.push(fn) } }
@@ -27,7 +28,8 @@ before(async () => {
   // The node panel's refresh must see new blocks at once: no answer cache here. Every page
   // polls /api/nodeinfo every 150 ms, all from one address: well over the default rate limit
   // (300 a minute) in a full run, which these tests are not about.
-  service = await startApp(suite, { nodes: [node.url], env: { CACHE_TTL_NODEINFO_MS: '0', BASTYON_APP_ID: APP_ID, RATE_LIMIT_MAX: '100000' } })
+  // The live event stream follows the emulator's chain; every page opens one, all from one address.
+  service = await startApp(suite, { nodes: [node.url], env: { CACHE_TTL_NODEINFO_MS: '0', BASTYON_APP_ID: APP_ID, RATE_LIMIT_MAX: '100000', EVENTS_INGEST: 'true', EVENTS_MAX_STREAMS_PER_CLIENT: '1000' } })
   browser = await launchBrowser(suite)
 })
 after(async () => {
@@ -58,7 +60,9 @@ async function openPage (t: { after (fn: () => unknown): void }, options: PageOp
     dialog.dismiss().catch(() => {})
   })
   t.after(() => assert.deepEqual(problems, [], 'no script error and no dialog on the page'))
-  await page.goto(`${service.url}/?refreshMs=150${options.query ? `&${options.query}` : ''}`)
+  const query = new URLSearchParams(options.query)
+  if (!query.has('refreshMs')) query.set('refreshMs', '150')
+  await page.goto(`${service.url}/?${query}`)
   return page
 }
 
@@ -99,6 +103,17 @@ describe('the demo page', () => {
     node.mineBlock()
     await page.getByTestId('node-height').filter({ hasText: String(node.height) }).waitFor()
     await page.locator('#node-panel').screenshot({ path: `${ARTIFACTS_DIR}node-panel.png` })
+  })
+
+  it('shows a new block as soon as the event stream announces it, without polling', async (t) => {
+    // Polling once an hour: what moves the height is the stream.
+    const page = await openPage(t, { query: 'refreshMs=3600000' })
+    await page.getByTestId('node-height').filter({ hasText: String(node.height) }).waitFor()
+    await waitFor('the page\'s event stream to open', () => service.app.eventStreams.size > 0)
+    node.mineBlock()
+    // data-live: the height came from the stream, not from a poll.
+    await page.locator('#node-panel[data-live="true"]').waitFor()
+    await page.getByTestId('node-height').filter({ hasText: String(node.height) }).waitFor()
   })
 
   it('shows a profile looked up by address', async (t) => {
