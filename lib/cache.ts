@@ -39,8 +39,11 @@ export const DEFAULT_CACHE_TTL_MS: Readonly<CacheTtls> = {
   getcontent: 60_000,
 }
 
-/** Methods whose answer changes with each block (the node itself caches them for one block). */
-const FOLLOWS_TIP = new Set(['getnodeinfo', 'getuserprofile'])
+/**
+ * Methods whose answer changes with each block: the node itself caches them for one block
+ * (getnodeinfo, getuserprofile, getcomments, getrawtransaction …). A new block drops them.
+ */
+const FOLLOWS_TIP: ReadonlySet<string> = new Set(Object.entries(RPC_TABLE).filter(([, method]) => method.cacheBlocks === 1).map(([name]) => name))
 
 export type CacheOutcome = 'hit' | 'stale' | 'miss' | 'shared'
 

@@ -3,6 +3,8 @@ import type { CommentRecord, Dataset } from '../data/generate.js'
 import { RpcError, getStr, sqlPrepareError, versionAtLeast, type ChainState } from './common.js'
 
 interface CommentIndex {
+  /** How many comments the dataset had when indexed: a test that adds one gets a new index. */
+  size: number
   byPost: Map<string, CommentRecord[]>
   byId: Map<string, CommentRecord>
   /** Every string the chain knows: addresses, post and comment hashes. */
@@ -13,7 +15,7 @@ const indexes = new WeakMap<Dataset, CommentIndex>()
 
 function indexOf (dataset: Dataset): CommentIndex {
   let index = indexes.get(dataset)
-  if (index === undefined) {
+  if (index === undefined || index.size !== dataset.comments.length) {
     const byPost = new Map<string, CommentRecord[]>()
     for (const comment of dataset.comments) {
       const list = byPost.get(comment.postid)
@@ -22,7 +24,7 @@ function indexOf (dataset: Dataset): CommentIndex {
     }
     const byId = new Map(dataset.comments.map(comment => [comment.id, comment]))
     const known = new Set([...dataset.posts.map(post => post.hash), ...byId.keys()])
-    index = { byPost, byId, known }
+    index = { size: dataset.comments.length, byPost, byId, known }
     indexes.set(dataset, index)
   }
   return index

@@ -7,16 +7,17 @@
 /**
  * A request to this service, JSON in and out. `token` goes in as `Authorization: Bearer`.
  * @param {string} path
- * @param {{ method?: string, body?: unknown, token?: string }} [options]
+ * `fresh` asks the service again even when the browser holds an answer it may reuse (with its ETag).
+ * @param {{ method?: string, body?: unknown, token?: string, fresh?: boolean }} [options]
  * @returns {Promise<Answer>}
  */
-export async function requestJson (path, { method = 'GET', body, token } = {}) {
+export async function requestJson (path, { method = 'GET', body, token, fresh = false } = {}) {
   const headers = { accept: 'application/json' }
   if (body !== undefined) headers['content-type'] = 'application/json'
   if (token) headers.authorization = `Bearer ${token}`
   let response
   try {
-    response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) })
+    response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), ...(fresh ? { cache: 'no-cache' } : {}) })
   } catch {
     return { ok: false, status: 0, message: 'The service cannot be reached', error: 'Check your connection and try again.' }
   }
@@ -31,8 +32,9 @@ export async function requestJson (path, { method = 'GET', body, token } = {}) {
 
 /**
  * @param {string} path
+ * @param {{ fresh?: boolean }} [options]
  * @returns {Promise<Answer>}
  */
-export function getJson (path) {
-  return requestJson(path)
+export function getJson (path, { fresh = false } = {}) {
+  return requestJson(path, { fresh })
 }

@@ -59,6 +59,8 @@ export function createPostPanel (panel, { onAuthor, pageSize = 20 }) {
   // Only the latest post opened gets the panel; `comments` is where its comments are at.
   let latest = 0
   let comments = { hash: '', page: 0, shown: 0 }
+  // The open post's comments, live: its topic on the event stream (GET /api/events).
+  let live
 
   field('author').addEventListener('click', () => {
     if (panel.dataset.author) onAuthor(panel.dataset.author)
@@ -103,12 +105,12 @@ export function createPostPanel (panel, { onAuthor, pageSize = 20 }) {
       element('p', { class: 'text', 'data-testid': 'comment-text' }, commentText(item.msg)))
   }
 
-  async function loadComments (mine) {
+  async function loadComments (mine, fresh = false) {
     panel.dataset.state = 'loading'
     more.disabled = true
     setStatus(commentsStatus, 'Loading comments…')
     const params = new URLSearchParams({ page: String(comments.page), pageSize: String(pageSize) })
-    const answer = await getJson(`/api/content/${encodeURIComponent(comments.hash)}/comments?${params}`)
+    const answer = await getJson(`/api/content/${encodeURIComponent(comments.hash)}/comments?${params}`, { fresh })
     if (mine !== latest) return
     more.disabled = false
     if (!answer.ok) {
@@ -152,7 +154,24 @@ export function createPostPanel (panel, { onAuthor, pageSize = 20 }) {
     render(answer.data)
     comments = { hash, page: 0, shown: 0 }
     commentsPart.hidden = false
+    follow(answer.data.txid ?? hash, mine)
     await loadComments(mine)
+  }
+
+  /** Reloads the comments when the chain says one was written, edited or deleted on the post. */
+  function follow (txid, mine) {
+    live?.close()
+    if (typeof EventSource !== 'function') return
+    live = new EventSource(`/api/events?topics=${encodeURIComponent(`content:${txid}`)}`)
+    live.addEventListener('notification', event => {
+      const { type } = JSON.parse(event.data)
+      if (mine !== latest || !/^comment/.test(type)) return
+      panel.dataset.live = 'true'
+      list.replaceChildren()
+      comments = { hash: comments.hash, page: 0, shown: 0 }
+      // Past the browser's cache: the answer it holds is from before the comment.
+      loadComments(mine, true)
+    })
   }
 
   more.addEventListener('click', () => loadComments(latest))

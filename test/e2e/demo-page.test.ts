@@ -220,6 +220,23 @@ describe('the demo page', () => {
     await page.getByTestId('profile-name').filter({ hasText: author }).waitFor()
   })
 
+  it('shows a comment written on chain as soon as the event stream announces it', async (t) => {
+    const page = await openPage(t, { query: 'refreshMs=3600000' })
+    const hashes = await search(page, 'music')
+    const hash = hashes.find(candidate => topLevelComments(candidate).length > 0) as string
+    await openResult(page, hash)
+    const post = node.dataset.posts.find(candidate => candidate.hash === hash)
+    const newest = topLevelComments(hash)[0] as CommentRecord
+    await waitFor('the post\'s event stream to open', () => service.app.eventStreams.size > 1)
+    // A comment in the next block: the node notifies the post's author, naming the post.
+    const written: CommentRecord = { ...newest, id: 'e'.repeat(64), time: newest.time + 60, block: node.height + 1, msg: JSON.stringify({ message: encodeURIComponent('Written just now'), url: '', images: [] }), donation: 0 }
+    node.dataset.comments.push(written)
+    node.addNotification({ address: post?.address as string, mesType: 'comment', addrFrom: written.address, posttxid: hash, commentid: written.id, reason: 'post' } as never)
+    node.mineBlock()
+    await page.locator('#post-panel[data-live="true"]').waitFor()
+    await page.getByTestId('comment-text').first().filter({ hasText: 'Written just now' }).waitFor()
+  })
+
   it('loads more comments a page at a time until hasMore ends', async (t) => {
     const page = await openPage(t, { query: 'commentsPageSize=3' })
     const hashes = await search(page, 'bitcoin', '50')
