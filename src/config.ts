@@ -77,7 +77,7 @@ export const ConfigSchema = Type.Object({
   EVENTS_RETAIN_S: integer({ default: 3600, min: 0, max: 86_400 }, ' (seconds an event is kept for replay)'),
   EVENTS_HEARTBEAT_MS: integer({ default: 15_000, min: 1000, max: 300_000 }, ' (milliseconds between keep-alive comments on a stream)'),
   EVENTS_MAX_STREAMS: integer({ default: 10_000, min: 1, max: 1_000_000 }, ' (open streams per process; past it 503)'),
-  EVENTS_MAX_STREAMS_PER_CLIENT: integer({ default: 10, min: 1, max: 10_000 }, ' (open streams per client; past it 503)'),
+  EVENTS_MAX_STREAMS_PER_CLIENT: integer({ default: 10, min: 1, max: 1_000_000 }, ' (open streams per client; past it 503)'),
   EVENTS_MAX_BUFFER_BYTES: integer({ default: 65_536, min: 1024, max: 16_777_216 }, ' (bytes a stream may leave unread; past it the client is dropped)'),
   EVENTS_POLL_WAIT_MS: integer({ default: 25_000, min: 0, max: 120_000 }, ' (how long a long-poll waits for an event)'),
   EVENTS_TICKET_TTL_S: integer({ default: 60, min: 5, max: 3600 }, ' (seconds a stream ticket can be used in)'),

@@ -1,0 +1,116 @@
+/**
+ * `npm run bench:events`: the live event stream at scale (issue #27). The built service (as
+ * `npm start` runs it, on its own CPU) in front of one emulated node with its WebSocket; this
+ * process opens BENCH_STREAMS Server-Sent Events streams (`GET /api/events?topics=blocks`, raw
+ * sockets, no EventSource overhead), then:
+ * - RSS of the service per open stream (the streams' share of its resident memory);
+ * - one block from the emulator: the time from the node's announcement to each stream's `block`
+ *   frame, p50 and p99, and the calls the node received for it;
+ * - the cached `GET /api/nodeinfo` path's requests/s with the streams open, against the same
+ *   measured before they opened, in this run.
+ * Writes its table into bench/results.md, between the events markers.
+ *
+ * The streams are not read while requests/s is measured (the load runs in this process too): what
+ * the service writes to them, keep-alives included, is part of what it costs.
+ *
+ * Knobs: BENCH_STREAMS (10000), BENCH_DURATION_S (5, for each requests/s measure).
+ */
+import { execFileSync } from 'node:child_process'
+import { readFileSync, writeFileSync } from 'node:fs'
+import { connect, type Socket } from 'node:net'
+import { fileURLToPath } from 'node:url'
+import { createEmulator } from '../devnode/server.js'
+import { load, startService, stop } from './harness.js'
+
+const STREAMS = Number(process.env.BENCH_STREAMS ?? 10_000)
+const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 5)
+const BATCH = 500
+
+const rssKb = (pid: number): number => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0)
+const percentile = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? NaN
+
+execFileSync('npm', ['run', 'build'], { stdio: 'inherit' })
+const node = await createEmulator({ port: 0 })
+const { child: service, port } = await startService({
+  POCKETNET_NODES: node.url,
+  LOG_LEVEL: 'warn',
+  RATE_LIMIT_MAX: '1000000000',
+  EVENTS_MAX_STREAMS: String(STREAMS + 100),
+  EVENTS_MAX_STREAMS_PER_CLIENT: String(STREAMS + 100),
+})
+const pid = service.pid as number
+const base = `http://127.0.0.1:${port}`
+await load('warm-up', `${base}/api/nodeinfo`, 1)
+const alone = await load('cached GET /api/nodeinfo, no stream open', `${base}/api/nodeinfo`, DURATION_S)
+
+// Give the service a moment to settle, then take its memory before any stream.
+await new Promise(resolve => setTimeout(resolve, 1000))
+const rssBefore = rssKb(pid)
+
+/** One stream: when it got its first `block` frame after `armedAt`. */
+interface Stream { socket: Socket, blockAt: number | undefined, opened: boolean }
+let armedAt = Infinity
+const streams: Stream[] = []
+function open (): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const stream: Stream = { socket: connect(port, '127.0.0.1'), blockAt: undefined, opened: false }
+    streams.push(stream)
+    stream.socket.setEncoding('utf8')
+    stream.socket.on('connect', () => stream.socket.write('GET /api/events?topics=blocks HTTP/1.1\r\nHost: bench\r\n\r\n'))
+    stream.socket.on('data', (chunk: string) => {
+      if (!stream.opened && chunk.startsWith('HTTP/1.1 200')) {
+        stream.opened = true
+        // Read again only for the block: this process also runs the requests/s load, and its
+        // reading 10,000 streams' keep-alives would slow the load, not the service.
+        stream.socket.pause()
+        resolve()
+      }
+      if (stream.blockAt === undefined && performance.now() >= armedAt && chunk.includes('event: block')) stream.blockAt = performance.now()
+    })
+    stream.socket.on('error', reject)
+  })
+}
+for (let i = 0; i < STREAMS; i += BATCH) await Promise.all(Array.from({ length: Math.min(BATCH, STREAMS - i) }, open))
+await new Promise(resolve => setTimeout(resolve, 2000))
+const rssAfter = rssKb(pid)
+
+const withStreams = await load(`cached GET /api/nodeinfo, ${STREAMS} streams open`, `${base}/api/nodeinfo`, DURATION_S)
+
+for (const stream of streams) stream.socket.resume()
+await new Promise(resolve => setTimeout(resolve, 1000))
+node.clearCalls()
+armedAt = performance.now()
+node.mineBlock()
+const deadline = armedAt + 60_000
+while (streams.some(stream => stream.blockAt === undefined) && performance.now() < deadline) await new Promise(resolve => setTimeout(resolve, 10))
+await new Promise(resolve => setTimeout(resolve, 500))
+const got = streams.filter(stream => stream.blockAt !== undefined).map(stream => (stream.blockAt as number) - armedAt).sort((a, b) => a - b)
+const calls = node.calls.map(call => call.method)
+
+for (const stream of streams) stream.socket.destroy()
+await stop(service)
+await node.close()
+
+const ratio = withStreams.requestsPerSecond / alone.requestsPerSecond
+const table = [
+  `Written by \`npm run bench:events\` (Node ${process.version}, ${new Date().toISOString().slice(0, 10)}): the built service on its own CPU in front of one emulated node; ${STREAMS} Server-Sent Events streams (\`GET /api/events?topics=blocks\`) opened over loopback from the load CPU, then one block made by the emulator.`,
+  '',
+  '| Measure | Value | Target (issue #27) |',
+  '|---|---|---|',
+  `| streams open | ${streams.filter(stream => stream.opened).length} | 10,000 |`,
+  `| the block reached | ${got.length} of ${STREAMS} streams | all |`,
+  `| node announcement → block frame, p50 / p99 | ${percentile(got, 0.5).toFixed(0)} / ${percentile(got, 0.99).toFixed(0)} ms | p99 ≤ 500 ms |`,
+  `| service RSS per open stream | ${((rssAfter - rssBefore) / STREAMS).toFixed(1)} KB (${Math.round(rssBefore / 1024)} → ${Math.round(rssAfter / 1024)} MB) | ≤ 20 KB |`,
+  `| node calls for the block | ${calls.length} (${calls.join(', ') || 'none'}); 1 WebSocket | ≤ 2 |`,
+  `| cached \`GET /api/nodeinfo\` req/s, streams open / none | ${withStreams.requestsPerSecond} / ${alone.requestsPerSecond} = ${(ratio * 100).toFixed(0)} % | ≥ 80 % |`,
+].join('\n')
+console.log(table)
+const resultsPath = fileURLToPath(new URL('./results.md', import.meta.url))
+const results = readFileSync(resultsPath, 'utf8')
+const [start, end] = ['<!-- events:start -->', '<!-- events:end -->']
+const section = `${start}\n${table}\n${end}`
+writeFileSync(resultsPath, results.includes(start)
+  ? results.slice(0, results.indexOf(start)) + section + results.slice(results.indexOf(end) + end.length)
+  : `${results.trimEnd()}\n\n### Live events (issue #27)\n\n${section}\n`)
+console.log('bench/results.md updated')
+process.exit(0)
