@@ -11,11 +11,15 @@
  */
 import { EventEmitter } from 'node:events'
 import {
+  buildHostCheckout,
   isUnknownTransactionError,
   memoOfScript,
   readChainTransaction,
   satoshiToPkoinNumber,
   type ChainTransaction,
+  type HostCheckout,
+  type HostCheckoutRequest,
+  type HostPayment,
   type PocketNetProxyApi,
 } from 'pocketnet-client'
 import type { PaymentStore } from './create-payment-store.js'
@@ -37,6 +41,28 @@ export interface NewInvoice {
   metadata?: Record<string, unknown>
   expiresInS?: number
   confirmations?: number
+  /**
+   * Also offer the host's checkout (`sdk.ext`): its memo becomes the invoice's (`pay_<hash>`), and
+   * `callbackUrl` is where the host POSTs `{tx, invoice}` once paid (this service's
+   * `POST /api/payments/callback`: a hint, checked on chain like any other).
+   */
+  checkout?: { description?: string, callbackUrl?: string }
+}
+
+/** What the checkout is built from, kept with the invoice so that its view can show it again. */
+interface CheckoutSpec { description?: string, callbackUrl?: string }
+
+/** The host's checkout of an invoice: the same object, and so the same memo, every time. */
+function checkoutOf (invoice: { id: string, receiver: string, amountSat: number }, spec: CheckoutSpec): HostCheckout {
+  const request: HostCheckoutRequest = {
+    address: invoice.receiver,
+    amountSat: invoice.amountSat,
+    // The invoice id makes the hash, and so the memo, the invoice's own; the host posts it back.
+    payload: { invoice: invoice.id },
+    ...(spec.description === undefined ? {} : { description: spec.description }),
+    ...(spec.callbackUrl === undefined ? {} : { c_url: spec.callbackUrl, c_url_type: 'fetch' as const }),
+  }
+  return buildHostCheckout(request)
 }
 
 /** What `sdk.payment(...)` takes in the mini-app to pay the invoice: its spelling (`recievers`) included. */
@@ -66,9 +92,15 @@ export interface InvoiceView {
   paidLateAmount: number
   metadata: Record<string, unknown>
   hostRequest: HostPaymentRequest
+  /** With `checkout`: the object for `sdk.ext(...)`, passed on unchanged (its key order is part of its hash). */
+  hostCheckout?: HostPayment
 }
 
+/** Where an invoice keeps its checkout's spec, in its metadata. */
+const CHECKOUT_KEY = 'hostCheckout'
+
 export function invoiceView (invoice: Invoice): InvoiceView {
+  const { [CHECKOUT_KEY]: checkout, ...metadata } = invoice.metadata
   return {
     id: invoice.id,
     amount: invoice.amountSat,
@@ -85,7 +117,8 @@ export function invoiceView (invoice: Invoice): InvoiceView {
     overpaidAmount: invoice.overpaidSat,
     paidLate: invoice.paidLate,
     paidLateAmount: invoice.paidLateSat,
-    metadata: invoice.metadata,
+    metadata,
+    ...(checkout === undefined ? {} : { hostCheckout: checkoutOf(invoice, checkout as CheckoutSpec).payment }),
     // `exclude`: the payer pays the fee, so the receiver gets the whole amount.
     hostRequest: { recievers: [{ address: invoice.receiver, amount: satoshiToPkoinNumber(invoice.amountSat) }], feemode: 'exclude', message: invoice.memo },
   }
@@ -127,11 +160,16 @@ export class PaymentsService extends EventEmitter {
 
   /** A new invoice at the price the app decides; the front-end passes `hostRequest` to `sdk.payment`. */
   async createInvoice (request: NewInvoice): Promise<InvoiceView> {
+    const receiver = request.receiver ?? this.#config.receiver
+    const { checkout } = request
     const invoice = await this.#store.invoices.createInvoice({
       amountSat: request.amount,
-      receiver: request.receiver ?? this.#config.receiver,
-      ...(request.memo === undefined ? {} : { memo: request.memo }),
-      ...(request.metadata === undefined ? {} : { metadata: request.metadata }),
+      receiver,
+      // The host's checkout pays with a memo of its own making: the invoice takes that one.
+      ...(checkout === undefined
+        ? (request.memo === undefined ? {} : { memo: request.memo })
+        : { memo: (id: string) => checkoutOf({ id, receiver, amountSat: request.amount }, checkout).memo }),
+      ...(request.metadata === undefined && checkout === undefined ? {} : { metadata: { ...request.metadata, ...(checkout === undefined ? {} : { [CHECKOUT_KEY]: checkout }) } }),
       expiresInS: request.expiresInS ?? this.#config.invoiceTtlS,
       confirmations: request.confirmations ?? this.#config.confirmations,
     })

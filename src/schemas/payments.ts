@@ -28,6 +28,7 @@ const Invoice = Type.Object({
     feemode: Type.Literal('exclude'),
     message: Type.String(),
   }, { description: 'Pass it to `sdk.payment(...)` unchanged (the host spells it `recievers`)' }),
+  hostCheckout: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'With a checkout: the object for `sdk.ext(...)`, unchanged (its key order is part of its hash; the host pays it with the invoice\'s memo, `pay_<hash>`)' })),
 })
 
 const EXAMPLE = {
@@ -55,6 +56,7 @@ export const TipSchema = {
   summary: 'A tip: an invoice of the amount the payer chooses, within the app\'s bounds',
   body: Type.Object({
     amount: Type.Integer({ description: 'Satoshi, within PAYMENT_TIP_MIN_SAT and PAYMENT_TIP_MAX_SAT' }),
+    checkout: Type.Optional(Type.Boolean({ description: 'Also the host\'s checkout (`hostCheckout` for `sdk.ext`), which calls POST /api/payments/callback once paid' })),
   }, { additionalProperties: false }),
   response: {
     200: SuccessEnvelope(Invoice, { message: 'Invoice created', data: EXAMPLE }),
@@ -84,6 +86,23 @@ export const InvoiceTransactionSchema = {
   body: Type.Object({ txid: Type.String({ pattern: '^[0-9a-f]{64}$', description: '64 lowercase hex digits' }) }, { additionalProperties: false }),
   response: {
     200: SuccessEnvelope(Type.Object({ invoice: Invoice, refused: Type.Optional(Type.String()) }), { message: 'Transaction checked', data: { invoice: { ...EXAMPLE, state: 'seen', txid: 'ab'.repeat(32), confirmations: 1 } } }),
+    400: badRequest,
+    404: notFound,
+    429: tooManyRequests,
+    500: failed,
+  },
+}
+
+export const CallbackSchema = {
+  tags: ['payments'],
+  summary: 'The host checkout\'s callback (`c_url`) once the user paid: checked on chain, never believed',
+  description: 'The host POSTs `{tx, invoice, account?, email?, phone?, shipment?}` (its own fields beside the payload the checkout was built with). The txid is read on chain for the invoice named; nothing the body says settles anything.',
+  body: Type.Object({
+    tx: Type.String({ pattern: '^[0-9a-f]{64}$' }),
+    invoice: InvoiceId,
+  }, { additionalProperties: true }),
+  response: {
+    200: SuccessEnvelope(Type.Object({ invoice: Invoice, refused: Type.Optional(Type.String()) }), { message: 'Callback checked', data: { invoice: { ...EXAMPLE, state: 'seen', txid: 'ab'.repeat(32), confirmations: 1 } } }),
     400: badRequest,
     404: notFound,
     429: tooManyRequests,

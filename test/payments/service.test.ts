@@ -97,6 +97,24 @@ describe('payments through the service', () => {
     assert.equal((await post(app, '/api/payments/tips', { amount: 1 })).status, 400)
   })
 
+  it('offers the host\'s checkout, whose memo is the invoice\'s, and takes its callback as a hint checked on chain', async (t) => {
+    const { node, app, payer, receiver } = await service(t)
+    const invoice = (await post(app, '/api/payments/tips', { amount: 2 * PKOIN, checkout: true })).body.data
+    const checkout = invoice.hostCheckout
+    assert.deepEqual([checkout.address, checkout.value, checkout.payload], [receiver, 2, { invoice: invoice.id }])
+    assert.equal(checkout.c_url, `${app.url}/api/payments/callback`)
+    assert.match(invoice.memo, /^pay_\d+$/, 'the memo the host checkout pays with')
+    assert.deepEqual((await app.get(`/api/payments/invoices/${invoice.id}`)).body.data.hostCheckout, checkout, 'the same object every time')
+    // The callback before any payment: nothing on chain, nothing settled.
+    const early = await post(app, '/api/payments/callback', { tx: 'cd'.repeat(32), invoice: invoice.id, account: payer })
+    assert.deepEqual([early.status, early.body.data.invoice.state, early.body.data.refused], [200, 'pending', 'UNKNOWN_TRANSACTION'])
+    const paid = node.addTransaction({ inputs: [{ address: payer, amount: 3 * PKOIN }], outputs: [{ address: receiver, amount: 2 * PKOIN }, { memo: memoHex(invoice.memo), amount: 0 }] })
+    node.mineBlock()
+    const called = await post(app, '/api/payments/callback', { tx: paid.txid, invoice: invoice.id, account: payer, email: 'a@b.c' })
+    assert.deepEqual([called.body.message, called.body.data.invoice.state, called.body.data.invoice.txid], ['Callback checked', 'seen', paid.txid])
+    assert.equal((await post(app, '/api/payments/callback', { tx: paid.txid, invoice: 'inv_AAAAAAAAAAAAAAAAAAAAAA' })).status, 404)
+  })
+
   it('moves a seen invoice back when the block paying it is disconnected, and settles it when the payment is mined again', async (t) => {
     const { node, app, payer, receiver } = await service(t)
     const invoice = (await post(app, '/api/payments/tips', { amount: PKOIN })).body.data

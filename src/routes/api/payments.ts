@@ -7,7 +7,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { HttpError, ParameterError } from '../../http/errors.js'
 import type { PaymentsService } from '../../payments/payments-service.js'
-import { InvoiceSchema, InvoiceTransactionSchema, TipSchema } from '../../schemas/payments.js'
+import { CallbackSchema, InvoiceSchema, InvoiceTransactionSchema, TipSchema } from '../../schemas/payments.js'
 
 const paymentRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const payments = app.payments as PaymentsService
@@ -27,13 +27,22 @@ const paymentRoutes: FastifyPluginAsyncTypebox = async (app) => {
     return { message: 'Transaction checked', data: checked }
   })
 
+  // The host's checkout calls back here (`c_url`) once paid: a hint, like the front-end's report.
+  app.post('/payments/callback', { schema: CallbackSchema, config: { failureMessage: 'Failed to check the callback' } }, async (request, reply) => {
+    const checked = await payments.checkTransaction(request.body.invoice, request.body.tx)
+    if (checked === undefined) throw notFound(request.body.invoice)
+    reply.header('cache-control', 'no-store')
+    return { message: 'Callback checked', data: checked }
+  })
+
   if (app.config.PAYMENT_TIPS) {
     const { PAYMENT_TIP_MIN_SAT: min, PAYMENT_TIP_MAX_SAT: max } = app.config
     app.post('/payments/tips', { schema: TipSchema }, async (request, reply) => {
       const { amount } = request.body
       if (amount < min || amount > max) throw new ParameterError('body', 'amount', `must be from ${min} to ${max} satoshi (got ${amount})`)
       reply.header('cache-control', 'no-store')
-      return { message: 'Invoice created', data: await payments.createInvoice({ amount, metadata: { kind: 'tip' } }) }
+      const checkout = request.body.checkout === true ? { description: 'Tip', callbackUrl: `${request.protocol}://${request.host}/api/payments/callback` } : undefined
+      return { message: 'Invoice created', data: await payments.createInvoice({ amount, metadata: { kind: 'tip' }, ...(checkout === undefined ? {} : { checkout }) }) }
     })
   }
 }
