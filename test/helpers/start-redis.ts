@@ -41,7 +41,7 @@ async function untilAnswers (port: number, child: ChildProcess): Promise<void> {
 }
 
 export async function startRedis (t: WithAfter): Promise<TestRedis> {
-  const port = await freePort()
+  let port = await freePort()
   let child: ChildProcess | undefined
   const start = async (): Promise<void> => {
     child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' })
@@ -56,7 +56,17 @@ export async function startRedis (t: WithAfter): Promise<TestRedis> {
     running.kill('SIGKILL')
     await exited
   }
-  await start()
+  // A port found free can be taken by another test's server before redis-server binds it (the
+  // suite starts many at once): then it exits at once, and another port is tried.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await start()
+      break
+    } catch (err) {
+      if (attempt === 5 || child?.exitCode === null) throw err
+      port = await freePort()
+    }
+  }
   t.after(kill)
   t.after(() => child?.kill('SIGCONT'))
   return {
