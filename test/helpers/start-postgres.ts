@@ -72,25 +72,39 @@ export async function startPostgres (t: WithAfter): Promise<TestPostgres> {
     rmSync(dir, { recursive: true, force: true })
     throw new Error(`initdb failed (${init.error?.message ?? `code ${init.status}`}): ${init.stderr}. Debian: apt-get install postgresql`)
   }
-  const port = await freePort()
   let output = ''
-  // fsync off: what these tests check is concurrency and constraints, not the server's own durability.
-  const child = spawn(postgres, ['-D', dataDir, '-p', String(port), '-h', '127.0.0.1', '-k', dir, '-c', 'fsync=off', '-c', 'max_connections=100'], { stdio: ['ignore', 'pipe', 'pipe'], ...user })
-  child.stdout?.on('data', (chunk: Buffer) => { output = (output + chunk.toString()).slice(-4000) })
-  child.stderr?.on('data', (chunk: Buffer) => { output = (output + chunk.toString()).slice(-4000) })
-  child.once('error', () => {})
+  let child: ChildProcess | undefined
   // One hook, so that the server stops before its directory goes, whatever order hooks run in.
   t.after(async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      const exited = once(child, 'exit')
+    const running = child
+    if (running !== undefined && running.exitCode === null && running.signalCode === null) {
+      const exited = once(running, 'exit')
       // Fast shutdown: the server ends its connections and stops.
-      child.kill('SIGINT')
+      running.kill('SIGINT')
       await exited
     }
     rmSync(dir, { recursive: true, force: true })
   })
-  const url = `postgres://postgres@127.0.0.1:${port}/postgres`
-  await untilAnswers(url, child, () => output)
+  // A port found free can be taken by another test's server before postgres binds it (the suite
+  // starts many at once): then it exits at once, and another port is tried.
+  let port = 0
+  let url = ''
+  for (let attempt = 1; ; attempt++) {
+    port = await freePort()
+    url = `postgres://postgres@127.0.0.1:${port}/postgres`
+    output = ''
+    // fsync off: what these tests check is concurrency and constraints, not the server's own durability.
+    const started = child = spawn(postgres, ['-D', dataDir, '-p', String(port), '-h', '127.0.0.1', '-k', dir, '-c', 'fsync=off', '-c', 'max_connections=100'], { stdio: ['ignore', 'pipe', 'pipe'], ...user })
+    started.stdout?.on('data', (chunk: Buffer) => { output = (output + chunk.toString()).slice(-4000) })
+    started.stderr?.on('data', (chunk: Buffer) => { output = (output + chunk.toString()).slice(-4000) })
+    started.once('error', () => {})
+    try {
+      await untilAnswers(url, started, () => output)
+      break
+    } catch (err) {
+      if (attempt === 5 || started.exitCode === null) throw err
+    }
+  }
   let databases = 0
   return {
     url,
