@@ -8,6 +8,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { SharedInstance } from 'pocketnet-client'
+import type { Timers } from './events/timers.js'
 import auth from './auth/plugin.js'
 import type { AppConfig } from './config.js'
 import { FastPath } from './fast-path/fast-path.js'
@@ -45,6 +46,8 @@ export interface AppOverrides {
   clock?: () => number
   /** Milliseconds since the epoch, for sign-in: signatures' dates, challenges and sessions (tests). */
   now?: () => number
+  /** The live events' timers: keep-alives, long-poll waits (tests move them by hand). */
+  eventTimers?: Timers
 }
 
 export async function buildApp (config: AppConfig, overrides: AppOverrides = {}): Promise<FastifyInstance> {
@@ -68,7 +71,7 @@ export async function buildApp (config: AppConfig, overrides: AppOverrides = {})
   await app.register(auth, { now: overrides.now })
   await app.register(metrics, { clock: overrides.clock })
   await app.register(pocketnetClient, { client: overrides.client, clock: overrides.clock })
-  await app.register(events, { now: overrides.now })
+  await app.register(events, { now: overrides.now, timers: overrides.eventTimers })
   await app.register(payments, { now: overrides.now })
   await app.register(fastPathRecorder, { fastPath, ledger })
   await app.register(urlLimit)

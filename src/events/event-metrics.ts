@@ -1,11 +1,13 @@
 /**
  * The live events' metrics, read from their own counts when Prometheus scrapes (no work per
  * event): open streams, events published by topic kind, sent, replayed, resyncs, slow clients
- * dropped; the node socket's state, reconnects and the calls the ingest makes per kind.
+ * dropped; the node socket's state, reconnects and the calls the ingest makes per kind; with
+ * REDIS_URL, what the shared log took, found there already or could not take, and its holes.
  */
 import { Counter, Gauge, type Registry } from 'prom-client'
 import type { NodeEventSourceStats } from 'pocketnet-client'
 import type { EventHub } from './hub.js'
+import type { SharedEventLog } from './shared-log.js'
 import type { StreamRegistry } from './streams.js'
 
 /** A counter whose value is read from `read` at each scrape. */
@@ -21,7 +23,7 @@ function countedFrom (registry: Registry, name: string, help: string, read: () =
   })
 }
 
-export function registerEventMetrics (registry: Registry, hub: EventHub, streams: StreamRegistry, source: () => NodeEventSourceStats | undefined): void {
+export function registerEventMetrics (registry: Registry, hub: EventHub, streams: StreamRegistry, source: () => NodeEventSourceStats | undefined, shared?: SharedEventLog): void {
   new Gauge({ name: 'events_streams_open', help: 'Event streams open now (GET /api/events)', registers: [registry], collect () { this.set(streams.size) } }) // eslint-disable-line no-new
   const published = new Counter({
     name: 'events_published_total',
@@ -54,4 +56,18 @@ export function registerEventMetrics (registry: Registry, hub: EventHub, streams
       calls.inc({ method: 'getnodeinfo' }, stats.portLookups)
     },
   })
+  if (shared === undefined) return
+  const appended = new Counter({
+    name: 'events_shared_total',
+    help: 'Events this instance published with REDIS_URL, by outcome: shared (in the Redis Stream), duplicate (another instance\'s ingest had it), unshared (Redis could not take it: delivered here alone)',
+    labelNames: ['outcome'],
+    registers: [registry],
+    collect () {
+      appended.reset()
+      appended.inc({ outcome: 'shared' }, shared.counts.shared)
+      appended.inc({ outcome: 'duplicate' }, shared.counts.duplicates)
+      appended.inc({ outcome: 'unshared' }, shared.counts.unshared)
+    },
+  })
+  countedFrom(registry, 'events_shared_holes_total', 'Times shared events were lost before this instance could deliver them (its streams were told to resync)', () => shared.counts.holes)
 }

@@ -1,13 +1,18 @@
 /**
  * Where events meet their subscribers: chain events from the node event source (`ingest`), the
- * mini-app's own (`publish`), each logged for replay (event-log.ts) and handed at once to every
- * subscriber of its topic. Subscribers are indexed by topic, so an event costs its own
- * subscribers, not everyone's. The ingest asks the hub which addresses and posts have
- * subscribers now, so that it reads only what someone follows.
+ * mini-app's own (`publish`), the service's own (`announce`), each logged for replay
+ * (event-log.ts) and handed to every subscriber of its topic. Subscribers are indexed by topic,
+ * so an event costs its own subscribers, not everyone's. The ingest asks the hub which addresses
+ * and posts have subscribers now, so that it reads only what someone follows.
+ *
+ * Alone, an event is delivered at once. With a shared log (shared-log.ts, REDIS_URL), it goes
+ * through Redis first, and comes back to the streams of every instance in one order, this one's
+ * too; while Redis cannot take it, it is delivered here alone, at once.
  */
 import type { ChainEvent } from 'pocketnet-client'
 import { EventLog, type EventLogOptions, type Missed, type StreamEvent } from './event-log.js'
-import { userTopic, type Topic } from './topics.js'
+import { compareStreamIds, type SharedEntry, type SharedEventLog } from './shared-log.js'
+import { APP_CHANNEL, userTopic, type Topic } from './topics.js'
 
 export type Listener = (event: StreamEvent) => void
 
@@ -16,9 +21,17 @@ export interface Subscription {
   close (): void
 }
 
+/** A subscription that began with a replay. */
+export interface Following extends Subscription {
+  /** Events replayed before the live ones. */
+  readonly replayed: number
+  /** Whether the replay was a `resync` event instead: what was missed is no longer kept. */
+  readonly resynced: boolean
+}
+
 /** Counts by what happened, for metrics. */
 export interface HubCounts {
-  /** Events published, by topic kind (blocks, address, content, app, user). */
+  /** Events delivered on this instance, by topic kind (blocks, address, content, app, user, payment). */
   published: Record<string, number>
 }
 
@@ -28,6 +41,11 @@ function kindOf (topic: Topic): string {
   return colon < 0 ? topic : topic.slice(0, colon)
 }
 
+/** A `resync` event: the stream goes on from `id`, and what came before it must be read again. */
+const resyncEvent = (id: string, reason: string): StreamEvent => ({ id, topic: '', type: 'resync', data: { reason }, at: 0 })
+const NOT_KEPT = 'Some events after the last one seen are no longer kept: read the state again, then follow from here'
+const HOLE = 'Some events did not reach this server: read the state again, then follow from here'
+
 export class EventHub {
   readonly #log: EventLog
   readonly #byTopic = new Map<Topic, Set<Listener>>()
@@ -36,40 +54,76 @@ export class EventHub {
   readonly #interests = new Set<() => Iterable<string>>()
   /** The last block reported, so that a notification seen twice (for its address and its post) goes to a post's topic once. */
   #contentSeen = new Set<string>()
+  #shared: SharedEventLog | undefined
+  /** Events go to the shared log one after another, so that they keep the order they were published in. */
+  #publishing: Promise<unknown> = Promise.resolve()
+  /** The ids of shared events, which order them across instances (events of this instance alone are not in it). */
+  readonly #sharedIds = new WeakSet<StreamEvent>()
 
   constructor (log: EventLogOptions) {
     this.#log = new EventLog(log)
   }
 
-  /** Publishes the mini-app's own event on `app:<channel>` (routes and app code). */
-  publish (channel: string, data: Record<string, unknown>): StreamEvent {
-    return this.#emit(`app:${channel}`, 'app', data)
+  /**
+   * Shares events through `log` from now on; `log` is made with `deliverShared` and `lostShared`
+   * as its callbacks (plugin.ts).
+   */
+  share (log: SharedEventLog): void {
+    this.#shared = log
+  }
+
+  /** Hands a shared entry to this instance's streams (the shared log's `deliver`). */
+  readonly deliverShared = (entry: SharedEntry): void => {
+    this.#deliver(entry.topic, entry.type, entry.data, entry.id)
+  }
+
+  /** Entries were lost before the next one (the shared log's `onHole`): every stream here resyncs. */
+  readonly lostShared = (): void => {
+    this.#log.forgetAll()
+    const resync = resyncEvent(this.#log.lastId, HOLE)
+    const everyone = new Set<Listener>()
+    for (const listeners of this.#byTopic.values()) for (const listener of listeners) everyone.add(listener)
+    for (const listener of everyone) listener(resync)
+  }
+
+  /**
+   * Publishes the mini-app's own event on `app:<channel>` (routes and app code): `channel` is
+   * `room-7` or `app:room-7`. Resolves with the event's id once it is delivered on this instance.
+   * @throws TypeError for a channel that is not 1 to 64 letters, digits, `.`, `_` or `-`
+   */
+  publish (channel: string, data: Record<string, unknown>): Promise<string | undefined> {
+    const name = channel.startsWith('app:') ? channel.slice(4) : channel
+    if (!APP_CHANNEL.test(name)) throw new TypeError(`app.events.publish: ${JSON.stringify(channel.slice(0, 80))} is no channel (1 to 64 letters, digits, '.', '_' or '-')`)
+    return this.#emit(`app:${name}`, 'app', data)
   }
 
   /** A chain event from the node event source, on each topic it concerns, after the service's own listeners (payments). */
   ingest (event: ChainEvent): void {
     for (const listener of this.#chainListeners) listener(event)
+    // Each key names the event whatever instance reports it: with several instances following
+    // the chain, the shared log keeps it once.
     switch (event.kind) {
       case 'block':
         this.#contentSeen = new Set()
-        this.#emit('blocks', 'block', { height: event.height, hash: event.blockHash, time: event.time })
+        this.#emit('blocks', 'block', { height: event.height, hash: event.blockHash, time: event.time }, `block:${event.blockHash}`)
         return
       case 'reorg':
-        this.#emit('blocks', 'reorg', { height: event.height, oldHash: event.oldBlockHash, ...(event.newBlockHash === undefined ? {} : { newHash: event.newBlockHash }) })
+        this.#emit('blocks', 'reorg', { height: event.height, oldHash: event.oldBlockHash, ...(event.newBlockHash === undefined ? {} : { newHash: event.newBlockHash }) },
+          `reorg:${event.height}:${event.oldBlockHash}:${event.newBlockHash ?? ''}`)
         return
       case 'transaction':
         this.#emit(`address:${event.address}`, 'transaction', {
           address: event.address, txid: event.txid, nout: event.nout, amount: event.amount, height: event.height, blockHash: event.blockHash, time: event.time, ...(event.type === undefined ? {} : { type: event.type }),
-        })
+        }, `tx:${event.blockHash}:${event.txid}:${event.nout}:${event.address}`)
         return
       case 'notification': {
         const data = { type: event.type, txid: event.txid, height: event.height, blockHash: event.blockHash, time: event.time, ...event.data }
         // Reported only for the addresses followed when the block came; logged for a stream that reconnects.
-        this.#emit(userTopic(event.address), 'notification', { address: event.address, ...data })
+        this.#emit(userTopic(event.address), 'notification', { address: event.address, ...data }, `user:${event.blockHash}:${event.txid}:${event.type}:${event.address}`)
         const post = typeof event.data.posttxid === 'string' ? event.data.posttxid : undefined
         if (post !== undefined && !this.#contentSeen.has(`${post}:${event.txid}`)) {
           this.#contentSeen.add(`${post}:${event.txid}`)
-          this.#emit(`content:${post}`, 'notification', data)
+          this.#emit(`content:${post}`, 'notification', data, `content:${event.blockHash}:${event.txid}:${post}`)
         }
       }
     }
@@ -85,9 +139,13 @@ export class EventHub {
     this.#interests.add(addresses)
   }
 
-  /** Publishes on a topic of the service's own (`payment:<id>`). */
-  announce (topic: Topic, type: string, data: Record<string, unknown>): StreamEvent {
-    return this.#emit(topic, type, data)
+  /**
+   * Publishes on a topic of the service's own (`payment:<id>`); resolves as publish() does.
+   * @param key names the event whatever instance announces it (`payment:<id>:<sequence>`), so
+   *   that the shared log keeps it once when several may (undefined when nothing was kept)
+   */
+  announce (topic: Topic, type: string, data: Record<string, unknown>, key?: string): Promise<string | undefined> {
+    return this.#emit(topic, type, data, key)
   }
 
   /** Listens to `topics` from now on. */
@@ -109,12 +167,55 @@ export class EventHub {
     }
   }
 
-  /** What a client missed after `id` on `topics`: the events, or `gap`. */
+  /**
+   * Listens to `topics`, starting with what was missed after `since` when given: the events kept
+   * here or in the shared log, in order, each once, then the live ones; or a `resync` event when
+   * what was missed is no longer kept. The listener hears nothing before this resolves.
+   */
+  async follow (topics: ReadonlySet<Topic>, since: string | undefined, listener: Listener): Promise<Following> {
+    const startId = this.lastId
+    const early: StreamEvent[] = []
+    let live = false
+    /** With a replay from the shared log: the last shared id it covered, which later deliveries here must pass. */
+    let floor: string | undefined
+    const pass = (event: StreamEvent): void => {
+      if (floor !== undefined && this.#sharedIds.has(event) && compareStreamIds(event.id, floor) <= 0) return
+      listener(event)
+    }
+    const subscription = this.subscribe(topics, event => live ? pass(event) : early.push(event))
+    let replayed = 0
+    let resynced = false
+    if (since !== undefined) {
+      let missed = this.#log.since(since, topics)
+      let fromShared = false
+      if (missed === 'gap' && this.#shared !== undefined) {
+        const entries = await this.#shared.since(since, topics)
+        if (entries !== undefined && entries !== 'gap') {
+          missed = entries.map(entry => ({ id: entry.id, topic: entry.topic, type: entry.type, data: entry.data, at: 0 }))
+          fromShared = true
+        }
+      }
+      if (missed === 'gap') {
+        resynced = true
+        listener(resyncEvent(startId, NOT_KEPT))
+      } else {
+        for (const event of missed) listener(event)
+        replayed = missed.length
+        // What this instance delivers later may be among them: it lags behind Redis, or `since` is ahead of it.
+        if (fromShared) floor = missed.at(-1)?.id ?? since
+      }
+    }
+    for (const event of early) pass(event)
+    live = true
+    return { ...subscription, replayed, resynced }
+  }
+
+  /** What a client missed after `id` on `topics`, from what this instance kept: the events, or `gap`. */
   since (id: string, topics: ReadonlySet<Topic>): Missed {
     return this.#log.since(id, topics)
   }
 
-  /** The id of the last event so far: where a client that replays nothing stands. */
+  /** The id of the last event delivered here: where a client that replays nothing stands. */
   get lastId (): string {
     return this.#log.lastId
   }
@@ -135,8 +236,23 @@ export class EventHub {
     return [...this.#byTopic.keys()].filter(topic => topic.startsWith('content:')).map(topic => topic.slice(8))
   }
 
-  #emit (topic: Topic, type: string, data: Record<string, unknown>): StreamEvent {
-    const event = this.#log.append(topic, type, data)
+  /** Delivers the event here, or through the shared log; resolves with its id once delivered here (undefined: another instance had it already). */
+  #emit (topic: Topic, type: string, data: Record<string, unknown>, key?: string): Promise<string | undefined> {
+    const shared = this.#shared
+    if (shared === undefined) return Promise.resolve(this.#deliver(topic, type, data).id)
+    const published = this.#publishing.then(async () => {
+      const appended = await shared.append(topic, type, data, key)
+      if (appended.outcome === 'shared') return appended.id
+      if (appended.outcome === 'duplicate') return undefined
+      return this.#deliver(topic, type, data).id
+    })
+    this.#publishing = published.catch(() => {})
+    return published
+  }
+
+  #deliver (topic: Topic, type: string, data: Record<string, unknown>, sharedId?: string): StreamEvent {
+    const event = this.#log.append(topic, type, data, sharedId)
+    if (sharedId !== undefined) this.#sharedIds.add(event)
     const kind = kindOf(topic)
     this.counts.published[kind] = (this.counts.published[kind] ?? 0) + 1
     const listeners = this.#byTopic.get(topic)

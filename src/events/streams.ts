@@ -1,11 +1,12 @@
 /**
  * The open event streams of this process: counted per client and in all (503 past either cap),
  * kept alive with a comment line at a fixed interval (one timer for all of them), and ended with
- * a hint to reconnect when the service shuts down. A stream is a PassThrough that Fastify sends
+ * a hint to reconnect when the service shuts down, as are the long-polls waiting then. A stream is a PassThrough that Fastify sends
  * as the answer, so the answer keeps the API's headers (CORS, security, request id); what the
  * client leaves unread piles up in it, and past `maxBufferBytes` the client is dropped.
  */
 import { PassThrough } from 'node:stream'
+import type { TimerHandle, Timers } from './timers.js'
 import { ServiceUnavailableError } from '../http/errors.js'
 import type { StreamEvent } from './event-log.js'
 
@@ -25,9 +26,10 @@ export interface StreamCounts {
   resyncs: number
 }
 
-/** One SSE frame: `id`, `event` and the data as one JSON line. */
+/** One SSE frame: `id`, `event` and the data as one JSON line, with its topic (a `resync` has none). */
 export function frame (event: StreamEvent): string {
-  return `id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify({ topic: event.topic, ...event.data })}\n\n`
+  const data = event.topic === '' ? event.data : { topic: event.topic, ...event.data }
+  return `id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(data)}\n\n`
 }
 
 export class OpenStream {
@@ -57,7 +59,8 @@ export class OpenStream {
   }
 
   send (event: StreamEvent): void {
-    this.counts.eventsSent++
+    if (event.type === 'resync') this.counts.resyncs++
+    else this.counts.eventsSent++
     this.write(frame(event))
   }
 
@@ -71,14 +74,19 @@ export class OpenStream {
 export class StreamRegistry {
   readonly #streams = new Set<OpenStream>()
   readonly #perClient = new Map<string, number>()
-  readonly #heartbeat: NodeJS.Timeout
+  readonly #polls = new Set<() => void>()
+  /** The keep-alives' timers, which the long-polls wait on too. */
+  readonly timers: Timers
+  #heartbeat: TimerHandle | undefined
   readonly counts: StreamCounts = { opened: 0, droppedSlow: 0, eventsSent: 0, replayed: 0, resyncs: 0 }
 
-  constructor (readonly limits: StreamLimits) {
-    this.#heartbeat = setInterval(() => {
+  constructor (readonly limits: StreamLimits, timers: Timers) {
+    this.timers = timers
+    const beat = (): void => {
       for (const stream of this.#streams) stream.write(': keep-alive\n\n')
-    }, limits.heartbeatMs)
-    this.#heartbeat.unref()
+      this.#heartbeat = timers.setTimeout(beat, limits.heartbeatMs)
+    }
+    this.#heartbeat = timers.setTimeout(beat, limits.heartbeatMs)
   }
 
   get size (): number {
@@ -105,9 +113,16 @@ export class StreamRegistry {
     return stream
   }
 
-  /** Ends every stream with a hint to reconnect (to another instance, or to this one once back). */
+  /** Counts a long-poll waiting: `answer` makes it answer now (at shutdown). Returns what uncounts it. */
+  waiting (answer: () => void): () => void {
+    this.#polls.add(answer)
+    return () => { this.#polls.delete(answer) }
+  }
+
+  /** Ends every stream with a hint to reconnect (to another instance, or to this one once back), and answers every long-poll. */
   closeAll (): void {
-    clearInterval(this.#heartbeat)
+    this.timers.clearTimeout(this.#heartbeat)
     for (const stream of [...this.#streams]) stream.end('event: shutdown\ndata: {"reconnect":true}\n\n')
+    for (const answer of [...this.#polls]) answer()
   }
 }

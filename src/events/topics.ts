@@ -13,7 +13,7 @@ import { isPocketnetAddress, type PocketnetNetwork } from 'pocketnet-client'
 /** Most topics on one stream. */
 export const MAX_TOPICS = 20
 /** An app channel: letters, digits, `.`, `_` and `-`. */
-const APP_CHANNEL = /^[A-Za-z0-9._-]{1,64}$/
+export const APP_CHANNEL = /^[A-Za-z0-9._-]{1,64}$/
 const CONTENT_HASH = /^[0-9a-f]{64}$/
 /** An invoice id: `inv_` and 22 base64url characters. */
 const INVOICE_ID = /^inv_[A-Za-z0-9_-]{22}$/

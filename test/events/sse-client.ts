@@ -16,6 +16,8 @@ export interface SseClient {
   headers: Headers
   frames: SseFrame[]
   comments: string[]
+  /** The last `retry:` hint, in milliseconds. */
+  retry: number | undefined
   /** True once the service ended the stream. */
   ended: boolean
   /** Resolves once `condition` holds of what has come. */
@@ -33,6 +35,7 @@ export async function openStream (t: WithAfter, url: string, headers: Record<str
     headers: response.headers,
     frames: [],
     comments: [],
+    retry: undefined,
     ended: false,
     async until (what, condition, hangAfterMs = 30_000) {
       const deadline = performance.now() + hangAfterMs
@@ -67,6 +70,7 @@ export async function openStream (t: WithAfter, url: string, headers: Record<str
               fields[line.slice(0, colon)] = line.slice(colon + 1).trimStart()
             }
           }
+          if (fields.retry !== undefined) client.retry = Number(fields.retry)
           if (fields.data !== undefined) client.frames.push({ id: fields.id, event: fields.event ?? 'message', data: JSON.parse(fields.data) })
         }
       }

@@ -6,7 +6,8 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { addressOf, testKey } from '../../devnode/bastyon-host.js'
-import { startApp, type TestApp } from '../helpers/build-app.js'
+import { startApp, type TestApp, type TestAppOptions } from '../helpers/build-app.js'
+import { manualClock } from '../helpers/manual-clock.js'
 import { bearer, postJson, signIn, APP_ID } from '../helpers/sign-in.js'
 import { startEmulator } from '../helpers/start-emulator.js'
 import { waitFor } from '../helpers/wait-for.js'
@@ -18,9 +19,9 @@ const ALICE = testKey('alice streams')
 const BOB = testKey('bob streams')
 const POST = 'c'.repeat(64)
 
-async function service (t: WithAfter, env: Record<string, string> = {}, ingest = true) {
+async function service (t: WithAfter, env: Record<string, string> = {}, ingest = true, overrides: Partial<TestAppOptions> = {}) {
   const node = await startEmulator(t)
-  const app = await startApp(t, { nodes: [node.url], env: { EVENTS_INGEST: String(ingest), BASTYON_APP_ID: APP_ID, ...env } })
+  const app = await startApp(t, { ...overrides, nodes: [node.url], env: { EVENTS_INGEST: String(ingest), BASTYON_APP_ID: APP_ID, ...env } })
   return { node, app }
 }
 
@@ -112,6 +113,10 @@ describe('the event stream', () => {
       assert.equal(answer.body.message, 'Invalid query parameter: topics')
       assert.match(answer.body.error, error)
     }
+    const long = await app.get(`/api/events/poll?topics=${'x'.repeat(2001)}`)
+    assert.equal(long.status, 400)
+    assert.match(long.body.message, /topics/)
+    assert.equal(typeof long.body.error, 'string')
     const kept = [await openStream(t, `${app.url}/api/events?topics=blocks`), await openStream(t, `${app.url}/api/events?topics=blocks`)]
     assert.deepEqual(kept.map(stream => stream.status), [200, 200])
     const refused = await app.get('/api/events?topics=blocks')
@@ -168,29 +173,100 @@ describe('the event stream', () => {
     assert.deepEqual(named(bobStream.frames, 'notification'), [], 'bob never gets alice\'s')
   })
 
-  it('answers a long-poll at once when events are pending, and after its wait with none', async (t) => {
-    const { app } = await service(t, { EVENTS_POLL_WAIT_MS: '50' }, false)
-    const start = await app.get('/api/events/poll?topics=app:room')
-    assert.deepEqual(start.body.data.events, [])
-    assert.equal(start.body.data.resync, false)
-    const since = start.body.data.lastEventId
-    app.app.events.publish('room', { n: 1 })
-    app.app.events.publish('room', { n: 2 })
-    const pending = await app.get(`/api/events/poll?topics=app:room&since=${encodeURIComponent(since)}`)
-    assert.deepEqual(pending.body.data.events.map((event: { data: { n: number } }) => event.data.n), [1, 2])
-    const waiting = app.get(`/api/events/poll?topics=app:room&since=${encodeURIComponent(pending.body.data.lastEventId)}`)
-    setTimeout(() => app.app.events.publish('room', { n: 3 }), 10)
-    const woken = await waiting
-    assert.deepEqual(woken.body.data.events.map((event: { data: { n: number } }) => event.data.n), [3])
-    const empty = await app.get(`/api/events/poll?topics=app:room&since=${encodeURIComponent(woken.body.data.lastEventId)}`)
-    assert.deepEqual([empty.status, empty.body.data.events, empty.body.data.lastEventId], [200, [], woken.body.data.lastEventId])
-    assert.equal((await app.get('/api/events/poll?topics=app:room&since=1-1')).body.data.resync, true)
+  it('refuses a ticket past EVENTS_TICKET_TTL_S, and a ticket on a server without sign-in', async (t) => {
+    const clock = { at: Date.now(), now: () => clock.at }
+    const { app } = await service(t, { EVENTS_TICKET_TTL_S: '60' }, false, { now: clock.now })
+    const alice = await signIn(app, { key: ALICE, issued: clock.at })
+    const issue = async (): Promise<{ ticket: string, expiresAt: string }> => (await postJson(app, '/api/events/ticket', undefined, bearer(alice.token).headers)).body.data
+    const late = await issue()
+    assert.equal(Date.parse(late.expiresAt), clock.at + 60_000)
+    const inTime = await issue()
+    clock.at += 59_999
+    assert.equal((await openStream(t, `${app.url}/api/events?topics=blocks&ticket=${inTime.ticket}`)).status, 200, 'usable until it expires')
+    clock.at += 1
+    const refused = await app.get(`/api/events?topics=blocks&ticket=${late.ticket}`)
+    assert.deepEqual([refused.status, refused.body.code], [401, 'AUTH_TICKET_INVALID'])
+    assert.equal(refused.body.message, 'Authentication required')
+
+    const { app: noSignIn } = await service(t, { BASTYON_APP_ID: '' }, false)
+    assert.equal((await postJson(noSignIn, '/api/events/ticket')).status, 404)
+    const off = await noSignIn.get(`/api/events?topics=blocks&ticket=${late.ticket}`)
+    assert.deepEqual([off.status, off.body.message], [400, 'Invalid query parameter: ticket'])
   })
 
-  it('ends every stream with a hint to reconnect when the service shuts down', async (t) => {
-    const { app } = await service(t, {}, false)
+  it('answers a long-poll at once when events are pending, and after its wait with none', async (t) => {
+    const clock = manualClock()
+    const { app } = await service(t, { EVENTS_POLL_WAIT_MS: '25000' }, false, { eventTimers: clock.timers })
+    // One timer pending: the keep-alives'. A poll that waits adds its own.
+    const waits = (): boolean => clock.pendingTimers === 2
+    const poll = (query: string) => {
+      const answer = { done: false, value: undefined as unknown as Awaited<ReturnType<TestApp['get']>> }
+      const promise = app.get(`/api/events/poll?topics=app:room${query}`).then(value => Object.assign(answer, { done: true, value }).value)
+      return { answer, promise }
+    }
+    const first = poll('')
+    await waitFor('the poll to wait', waits)
+    assert.equal(first.answer.done, false)
+    clock.advance(24_999)
+    assert.equal(clock.pendingTimers, 2, 'still waiting')
+    clock.advance(1)
+    const start = await first.promise
+    assert.deepEqual([start.status, start.body.data.events, start.body.data.resync], [200, [], false])
+    const since = encodeURIComponent(start.body.data.lastEventId)
+
+    await app.app.events.publish('room', { n: 1 })
+    await app.app.events.publish('app:room', { n: 2 })
+    const pending = poll(`&since=${since}`)
+    await waitFor('the answer, or the poll to wait', () => pending.answer.done || waits())
+    assert.ok(pending.answer.done, 'answered at once, without waiting')
+    assert.deepEqual(pending.answer.value.body.data.events.map((event: { data: { n: number } }) => event.data.n), [1, 2])
+    assert.equal(pending.answer.value.headers.get('cache-control'), 'no-store')
+
+    const woken = poll(`&since=${encodeURIComponent(pending.answer.value.body.data.lastEventId)}`)
+    await waitFor('the poll to wait', waits)
+    await app.app.events.publish('room', { n: 3 })
+    const third = await woken.promise
+    assert.deepEqual(third.body.data.events.map((event: { data: { n: number } }) => event.data.n), [3])
+    assert.equal(third.body.data.lastEventId, third.body.data.events[0].id)
+    assert.equal(clock.pendingTimers, 1, 'its timer cleared')
+
+    const empty = poll(`&since=${encodeURIComponent(third.body.data.lastEventId)}`)
+    await waitFor('the poll to wait', waits)
+    clock.advance(25_000)
+    const none = await empty.promise
+    assert.deepEqual([none.status, none.body.data.events, none.body.data.lastEventId], [200, [], third.body.data.lastEventId])
+    const gone = (await poll('&since=1-1').promise).body.data
+    assert.deepEqual([gone.resync, gone.events, gone.lastEventId], [true, [], third.body.data.lastEventId], 'an id not kept: resync, at once, from the last event')
+  })
+
+  it('keeps an idle stream open with a comment line every EVENTS_HEARTBEAT_MS, and sends the API\'s CORS headers', async (t) => {
+    const clock = manualClock()
+    const { app } = await service(t, { EVENTS_HEARTBEAT_MS: '15000', CORS_ORIGINS: 'https://app.example' }, false, { eventTimers: clock.timers })
+    const stream = await openStream(t, `${app.url}/api/events?topics=blocks`, { origin: 'https://app.example' })
+    assert.equal(stream.headers.get('access-control-allow-origin'), 'https://app.example')
+    assert.equal(stream.headers.get('x-accel-buffering'), 'no')
+    await waitFor('the retry hint', () => stream.retry !== undefined)
+    assert.equal(stream.retry, 3000)
+    assert.deepEqual(stream.comments, [])
+    clock.advance(15_000)
+    await waitFor('the keep-alive', () => stream.comments.length === 1)
+    clock.advance(15_000)
+    await waitFor('the second keep-alive', () => stream.comments.length === 2)
+    assert.deepEqual(stream.comments, ['keep-alive', 'keep-alive'])
+    assert.deepEqual(stream.frames, [])
+  })
+
+  it('ends every stream with a hint to reconnect when the service shuts down, and answers every waiting long-poll', async (t) => {
+    const clock = manualClock()
+    const { app } = await service(t, {}, false, { eventTimers: clock.timers })
     const stream = await openStream(t, `${app.url}/api/events?topics=blocks`)
+    const poll = app.get('/api/events/poll?topics=blocks')
+    await waitFor('the poll to wait', () => clock.pendingTimers === 2)
     await app.app.close()
     await stream.until('the shutdown event', frames => named(frames, 'shutdown').length === 1)
+    assert.deepEqual(stream.frames.at(-1)?.data, { reconnect: true })
+    await waitFor('the stream to end', () => stream.ended)
+    const answered = await poll
+    assert.deepEqual([answered.status, answered.body.data.events], [200, []], 'a waiting long-poll is answered at once')
   })
 })

@@ -18,6 +18,8 @@ const RETRY_MS = 3000
 
 const eventRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { events, eventStreams } = app
+  // The events plugin's timers: tests move them by hand.
+  const { timers } = eventStreams
   const network = app.config.POCKETNET_NETWORK
 
   const topicsOf = (text: string): Set<Topic> => {
@@ -38,19 +40,12 @@ const eventRoutes: FastifyPluginAsyncTypebox = async (app) => {
       topics.add(userTopic(await signIn.redeemTicket(request.query.ticket)))
     }
     const stream = eventStreams.open(app.clientKey(request.raw))
-    // Replay and subscription in one turn of the event loop: nothing published in between.
-    const since = lastSeen(request, request.query.since)
-    const missed = since === undefined ? [] : events.since(since, topics)
-    const subscription = events.subscribe(topics, event => stream.send(event))
-    stream.body.once('close', () => subscription.close())
     stream.write(`retry: ${RETRY_MS}\n\n`)
-    if (missed === 'gap') {
-      eventStreams.counts.resyncs++
-      stream.write(`id: ${events.lastId}\nevent: resync\ndata: {"reason":"Some events after the last one seen are no longer kept: read the state again, then follow from here"}\n\n`)
-    } else {
-      eventStreams.counts.replayed += missed.length
-      for (const event of missed) stream.send(event)
-    }
+    // What was missed first (or a resync event), then the live events, each once.
+    const following = await events.follow(topics, lastSeen(request, request.query.since), event => stream.send(event))
+    eventStreams.counts.replayed += following.replayed
+    if (stream.closed) following.close()
+    else stream.body.once('close', () => following.close())
     return reply
       .header('content-type', 'text/event-stream; charset=utf-8')
       .header('cache-control', 'no-store')
@@ -59,32 +54,43 @@ const eventRoutes: FastifyPluginAsyncTypebox = async (app) => {
       .send(stream.body)
   })
 
-  app.get('/events/poll', { schema: EventPollSchema }, async (request) => {
+  app.get('/events/poll', { schema: EventPollSchema }, async (request, reply) => {
     const topics = topicsOf(request.query.topics)
-    const since = lastSeen(request, request.query.since) ?? events.lastId
-    const missed = events.since(since, topics)
-    const answer = (found: StreamEvent[], resync: boolean) => ({
-      message: 'Events retrieved successfully',
-      data: { events: found.map(event => ({ id: event.id, event: event.type, data: { topic: event.topic, ...event.data } })), lastEventId: found.at(-1)?.id ?? (resync ? events.lastId : since), resync },
+    const since = lastSeen(request, request.query.since)
+    const startId = events.lastId
+    const caught: StreamEvent[] = []
+    let wake: (() => void) | undefined
+    const following = await events.follow(topics, since, event => {
+      // The first event answers the poll, with the others of the same turn of the event loop.
+      if (caught.push(event) === 1) wake?.()
     })
-    if (missed === 'gap') return answer([], true)
-    if (missed.length > 0 || app.config.EVENTS_POLL_WAIT_MS === 0) return answer(missed, false)
-    // Nothing yet: the first events to come (all of one turn of the event loop), or none in time.
-    const found = await new Promise<StreamEvent[]>(resolve => {
-      const caught: StreamEvent[] = []
-      const done = (): void => {
-        clearTimeout(timer)
-        subscription.close()
-        request.raw.off('close', done)
-        resolve(caught)
-      }
-      const subscription = events.subscribe(topics, event => {
-        if (caught.push(event) === 1) setImmediate(done)
+    const waitMs = app.config.EVENTS_POLL_WAIT_MS
+    if (caught.length === 0 && waitMs > 0 && !reply.raw.destroyed) {
+      await new Promise<void>(resolve => {
+        const done = (): void => {
+          timers.clearTimeout(timer)
+          reply.raw.off('close', done)
+          notWaiting()
+          resolve()
+        }
+        wake = () => setImmediate(done)
+        const timer = timers.setTimeout(done, waitMs)
+        reply.raw.once('close', done)
+        const notWaiting = eventStreams.waiting(done)
       })
-      const timer = setTimeout(done, app.config.EVENTS_POLL_WAIT_MS)
-      request.raw.once('close', done)
-    })
-    return answer(found, false)
+    }
+    following.close()
+    const found = caught.filter(event => event.type !== 'resync')
+    if (found.length < caught.length) eventStreams.counts.resyncs++
+    eventStreams.counts.replayed += following.replayed
+    return {
+      message: 'Events retrieved successfully',
+      data: {
+        events: found.map(event => ({ id: event.id, event: event.type, data: { topic: event.topic, ...event.data } })),
+        lastEventId: caught.at(-1)?.id ?? since ?? startId,
+        resync: following.resynced,
+      },
+    }
   })
 
   if (app.signIn !== undefined) {
