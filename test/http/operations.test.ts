@@ -29,6 +29,7 @@ describe('CORS', () => {
     assert.equal(response.headers.get('access-control-allow-origin'), 'https://app.example')
     assert.match(response.headers.get('access-control-allow-methods') ?? '', /GET/)
     assert.match(response.headers.get('access-control-allow-headers') ?? '', /Signature/)
+    assert.match(response.headers.get('access-control-allow-headers') ?? '', /Last-Event-ID/)
     const get = await fetch(`${service.url}/api/nodeinfo`, { headers: { origin: 'https://other.example' } })
     assert.equal(get.headers.get('access-control-allow-origin'), 'https://other.example')
   })

@@ -16,9 +16,10 @@ export default fp<{ ledger: HookLedger }>(async (app, { ledger }) => {
   if (origins.length === 0) return
   await ledger.trusting(() => app.register(cors, {
     origin: origins.includes('*') ? '*' : origins,
-    // POST and DELETE for sign-in and sign-out; Authorization for the token.
+    // POST and DELETE for sign-in and sign-out; Authorization for the token; Last-Event-ID for an
+    // EventSource that reconnects to the event stream from another origin.
     methods: ['GET', 'HEAD', 'POST', 'DELETE'],
-    allowedHeaders: ['Content-Type', 'Authorization', 'Signature'],
+    allowedHeaders: ['Content-Type', 'Authorization', 'Signature', 'Last-Event-ID'],
     exposedHeaders: ['ETag', 'X-Request-Id', 'Retry-After'],
     maxAge: 600,
   }))
