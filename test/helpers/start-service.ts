@@ -38,7 +38,8 @@ export function startService (t: WithAfter, env: Record<string, string>, options
   const child = spawn(process.execPath, ['--retain-maps-for-n-gc=1000', 'dist/src/server.js'], {
     cwd: ROOT,
     detached: options.group ?? false,
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', NODE_ENV: 'production', ...env },
+    // No node WebSocket unless a test asks: these tests count the calls the node sees.
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', NODE_ENV: 'production', EVENTS_INGEST: 'false', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   const lines: LogLine[] = []
