@@ -8,7 +8,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { SharedInstance } from 'pocketnet-client'
-import type { Timers } from './events/timers.js'
+import type { Timers } from 'pocketnet-client'
 import auth from './auth/plugin.js'
 import type { AppConfig } from './config.js'
 import { FastPath } from './fast-path/fast-path.js'

@@ -13,7 +13,7 @@ import { registerEventMetrics } from './event-metrics.js'
 import { EventHub } from './hub.js'
 import { SharedEventLog } from './shared-log.js'
 import { StreamRegistry } from './streams.js'
-import { REAL_TIMERS, type TimerHandle, type Timers } from './timers.js'
+import { REAL_TIMERS, type TimerHandle, type Timers } from 'pocketnet-client'
 
 declare module 'fastify' {
   interface FastifyInstance {

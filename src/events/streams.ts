@@ -6,7 +6,7 @@
  * client leaves unread piles up in it, and past `maxBufferBytes` the client is dropped.
  */
 import { PassThrough } from 'node:stream'
-import type { TimerHandle, Timers } from './timers.js'
+import type { TimerHandle, Timers } from 'pocketnet-client'
 import { ServiceUnavailableError } from '../http/errors.js'
 import type { StreamEvent } from './event-log.js'
 
