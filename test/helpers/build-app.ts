@@ -27,6 +27,9 @@ export async function startApp (t: { after (fn: () => unknown): void }, options:
     NODE_ENV: 'test',
     // No node WebSocket unless the test is about live events: the others count the node's calls.
     EVENTS_INGEST: 'false',
+    // No load shedding on event-loop delay unless the test is about it: a machine busy with other
+    // test lanes can delay a loop past the default and turn an unrelated answer into a 503.
+    MAX_EVENT_LOOP_DELAY_MS: '0',
     RPC_TIMEOUT_MS: '2000',
     ...options.env,
     POCKETNET_NODES: options.nodes.join(','),
