@@ -9,9 +9,9 @@
  *
  * Test files run in groups, one process per group: the files of a folder together (a process
  * pays for loading the service once, not once per file), except the files that take long
- * alone, which get a process of their own so that the lanes stay even. Groups run two at a time
- * (this machine's two cores), longest first; each group's output is printed when it ends, with
- * its time. A file run alone (`npx tsx --test test/routes/user.test.ts`) works as before.
+ * alone, which get a process of their own so that the lanes stay even, and the folders of a few
+ * files, which share one. Groups run in LANES at a time, longest first; each group's output is
+ * printed when it ends, with its time. A file run alone (`npx tsx --test test/routes/user.test.ts`) works as before.
  *
  * What the suite needs from Debian (chromium, redis-server) is checked first, with one line per
  * missing package.
@@ -28,6 +28,8 @@ const LANES = 3
 const ALONE = ['e2e/demo-page', 'app/cluster', 'app/shutdown', 'deploy/production', 'lib/package']
 /** Folders that are not part of `npm test`: the contract suite needs a real node (npm run test:contract). */
 const NOT_HERE = new Set(['contract', 'helpers', 'fixtures'])
+/** Folders with fewer test files than this run together, in one process. */
+const SMALL_FOLDER_FILES = 4
 const GROUPS_DIR = join(ROOT, 'test', '.groups')
 /** No group takes nearly this long; one that does is stuck. */
 const HANG_AFTER_MS = 300_000
@@ -106,14 +108,19 @@ function testGroups (): Group[] {
     if (rest.length > 0) grouped.push({ name: folder, files: rest })
   }
   alone.sort((a, b) => ALONE.indexOf(a.name) - ALONE.indexOf(b.name))
+  // Folders of a few files share one process: each process pays for loading the service again.
+  const small = grouped.filter(group => group.files.length < SMALL_FOLDER_FILES)
+  const big = grouped.filter(group => group.files.length >= SMALL_FOLDER_FILES)
+  if (small.length > 1) big.push({ name: small.map(group => group.name).join('+'), files: small.flatMap(group => group.files) })
+  else big.push(...small)
   // The bigger folders first: they take longest.
-  grouped.sort((a, b) => b.files.length - a.files.length)
-  return [...alone, ...grouped]
+  big.sort((a, b) => b.files.length - a.files.length)
+  return [...alone, ...big]
 }
 
 /** An entry file that imports the group's files, for `node --test` to run in one process. */
 function entryOf (group: Group): string {
-  const entry = join(GROUPS_DIR, `${group.name.replaceAll('/', '-')}.test.ts`)
+  const entry = join(GROUPS_DIR, `${group.name.replaceAll(/[/+]/g, '-')}.test.ts`)
   writeFileSync(entry, group.files.map(file => `import '../${file}'\n`).join(''))
   return entry
 }
@@ -136,7 +143,8 @@ const groups = testGroups().map(test)
 // it (test/helpers/built.ts), and the two slowest groups beside it, so that neither is left to
 // run alone at the end.
 const outcomes = await inLanes([
-  ...(quick ? [] : [() => runQuietly('build', process.execPath, ['--import', 'tsx', '-e', "import('./test/helpers/built.ts').then(m => m.ensureBuilt())"])]),
+  // The build, and the embedded database the payments tests copy (test/helpers/pglite-template.ts).
+  ...(quick ? [] : [() => runQuietly('build', process.execPath, ['--import', 'tsx', '--input-type=module', '-e', "const template = import('./test/helpers/pglite-template.ts').then(m => m.pgliteTemplate()); await import('./test/helpers/built.ts').then(m => m.ensureBuilt()); await template"])]),
   ...groups.slice(0, quick ? 1 : 2),
   () => runQuietly('lint', bin('eslint'), ['.']),
   () => runQuietly('typecheck', bin('tsc'), ['--noEmit']),

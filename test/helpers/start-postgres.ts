@@ -1,8 +1,9 @@
 /**
  * A real PostgreSQL server (Debian's `postgresql`, which .ci/run installs) on a free loopback
- * port, in a fresh temporary directory (initdb), stopped and removed when the test ends. Run as
+ * port, in a fresh temporary directory (initdb), stopped and removed when the last test that asked
+ * for it ends. One per process: the files of a test group share it (initdb and a start cost a
+ * second or two each), and `freshDatabase()` gives each test a database of its own on it. Run as
  * root (CI, containers), the server runs as the `postgres` user, since PostgreSQL refuses root.
- * `freshDatabase()` gives each test a database of its own on it.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
@@ -59,7 +60,24 @@ async function untilAnswers (url: string, child: ChildProcess, output: () => str
   throw new Error(`postgres did not answer: ${output()}`)
 }
 
+let shared: Promise<TestPostgres> | undefined
+let users = 0
+let stopShared: (() => Promise<void>) | undefined
+
+/** The process's server, started on first use; `t.after` lets it go (the last one stops it). */
 export async function startPostgres (t: WithAfter): Promise<TestPostgres> {
+  users++
+  t.after(async () => {
+    if (--users > 0) return
+    const stop = stopShared
+    shared = stopShared = undefined
+    await stop?.()
+  })
+  shared ??= start({ after: fn => { stopShared = fn as () => Promise<void> } })
+  return shared
+}
+
+async function start (t: WithAfter): Promise<TestPostgres> {
   const bin = binDir()
   const initdb = bin === '' ? 'initdb' : join(bin, 'initdb')
   const postgres = bin === '' ? 'postgres' : join(bin, 'postgres')

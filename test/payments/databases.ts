@@ -1,19 +1,19 @@
 /**
  * The two databases the payments code runs on, for tests that must hold on both: the embedded one
- * (PGlite in a temporary directory, copied from one made once per process, since creating one
- * takes seconds) and a PostgreSQL server (a fresh database on a server started by the file).
+ * (PGlite in a temporary directory, copied from a template made once:
+ * test/helpers/pglite-template.ts) and a PostgreSQL server (a fresh database on the process's
+ * server).
  * Opening an embedded database still takes a fraction of a second: test files open one per
  * backend and give each test invoices and txids of its own (`sharedDatabase`).
  */
-import { execFile } from 'node:child_process'
-import { cpSync, mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { promisify } from 'node:util'
+import { rmSync } from 'node:fs'
 import type { Database } from '../../src/db/database.js'
 import { openDatabase } from '../../src/db/open-database.js'
 import type { Migration } from '../../src/db/migrate.js'
+import { freshDataDir } from '../helpers/pglite-template.js'
 import type { TestPostgres } from '../helpers/start-postgres.js'
+
+export { freshDataDir }
 
 type WithAfter = { after (fn: () => unknown): void }
 
@@ -21,31 +21,6 @@ export interface Backend {
   name: 'embedded' | 'server'
   /** A new, empty database migrated to `migrations` (default: all), closed when the test ends. */
   open (t: WithAfter, migrations?: readonly Migration[]): Promise<Database>
-}
-
-let template: Promise<string> | undefined
-
-/**
- * An initialised, never-migrated embedded data directory, made once per process. initdb runs in a
- * child process: it takes PGlite's memory to its peak, which would otherwise stay with the tests.
- */
-function templateDir (): Promise<string> {
-  template ??= (async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'payments-template-'))
-    process.once('exit', () => rmSync(dir, { recursive: true, force: true }))
-    const openDatabaseUrl = new URL('../../src/db/open-database.ts', import.meta.url).href
-    const script = `const { openDatabase } = await import(${JSON.stringify(openDatabaseUrl)}); await (await openDatabase({ dataDir: ${JSON.stringify(dir)}, migrations: [] })).close()`
-    await promisify(execFile)(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script])
-    return dir
-  })()
-  return template
-}
-
-/** A fresh embedded data directory, initialised, not migrated. The caller removes it. */
-export async function freshDataDir (): Promise<string> {
-  const dir = mkdtempSync(join(tmpdir(), 'payments-db-'))
-  cpSync(await templateDir(), dir, { recursive: true })
-  return dir
 }
 
 export function backends (postgres: TestPostgres): Backend[] {
