@@ -1,16 +1,19 @@
-// The demo mini-app: four panels on this service's /api routes, and, inside Bastyon, sign-in.
-// `?refreshMs=` sets the node panel's refresh interval (default 5000 ms); `?commentsPageSize=`
-// the post panel's comments per page (default 20).
+// The demo mini-app: five panels on this service's /api routes, and, inside Bastyon, sign-in and
+// paying tips. `?refreshMs=` sets the node panel's refresh interval (default 5000 ms);
+// `?commentsPageSize=` the post panel's comments per page (default 20); `?tipPollMs=` how often
+// the tip panel reads its invoice when the event stream is refused (default 5000 ms).
 import { connectBastyon } from './js/bastyon.js'
 import { startNodePanel } from './js/node-panel.js'
 import { createPostPanel } from './js/post-panel.js'
 import { createProfilePanel } from './js/profile-panel.js'
 import { createSearchPanel } from './js/search-panel.js'
 import { createSignIn } from './js/sign-in.js'
+import { createTipPanel } from './js/tip-panel.js'
 
 const query = new URLSearchParams(location.search)
 const refreshMs = Number(query.get('refreshMs')) || 5000
 const commentsPageSize = Math.floor(Number(query.get('commentsPageSize'))) || 20
+const tipPollMs = Number(query.get('tipPollMs')) || 5000
 
 startNodePanel(document.getElementById('node-panel'), { refreshMs })
 const profile = createProfilePanel(document.getElementById('profile-panel'))
@@ -27,6 +30,9 @@ createSearchPanel(document.getElementById('search-panel'), {
   },
 })
 
-// Inside Bastyon only: standalone, the sign-in buttons stay hidden.
-const bastyon = await connectBastyon()
+// Inside Bastyon only: standalone, the sign-in buttons stay hidden, and tips cannot be paid here.
+const connecting = connectBastyon()
+// At once, not after the host answers: the tip form must never submit as a plain HTML form.
+createTipPanel(document.getElementById('tip-panel'), { bastyon: connecting, pollMs: tipPollMs })
+const bastyon = await connecting
 if (bastyon) createSignIn(document.getElementById('account'), { bastyon, profile })

@@ -1,11 +1,20 @@
 /**
  * `npm run demo`: the node emulator and the service wired together, offline.
- * The emulator listens on DEVNODE_PORT (default 38081) and mines a block a minute; the service
- * listens on PORT (default 3000) with POCKETNET_NODES pointing at the emulator, and with sign-in
- * on for the mini-app id demo.pocketnet.app (set BASTYON_APP_ID to change it). Settings come
- * from the environment, then from `.env` if there is one (`cp .env.example .env`).
+ * The emulator listens on DEVNODE_PORT (default 38081) and mines a block every
+ * DEVNODE_BLOCK_INTERVAL_MS (default a minute); the service listens on PORT (default 3000) with
+ * POCKETNET_NODES pointing at the emulator, with sign-in on for the mini-app id
+ * demo.pocketnet.app (set BASTYON_APP_ID to change it), and with tips on (docs/payments.md):
+ * POST /api/payments/tips, paid to PAYMENT_ADDRESS (default an address of the emulator's network
+ * that no wallet holds), confirmed after PAYMENT_CONFIRMATIONS blocks (default 2), the invoices in
+ * DATA_DIR (default a temporary directory of this run's own, removed when it stops: the
+ * emulator's chain starts afresh each run, so earlier invoices would name transactions no node
+ * knows). Settings come from the environment, then from `.env` if there is one
+ * (`cp .env.example .env`).
  */
-import { existsSync } from 'node:fs'
+import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { addressOf, testKey } from '../devnode/bastyon-host.js'
 import { createEmulator } from '../devnode/server.js'
 import { buildApp } from '../src/app.js'
 import { ConfigError, loadConfig } from '../src/config.js'
@@ -13,27 +22,55 @@ import { ConfigError, loadConfig } from '../src/config.js'
 // A .env of the developer's own (`cp .env.example .env`) is read first; the environment wins.
 if (existsSync('.env')) process.loadEnvFile('.env')
 
+const blockIntervalMs = Number(process.env.DEVNODE_BLOCK_INTERVAL_MS ?? 60_000)
+if (!Number.isInteger(blockIntervalMs) || blockIntervalMs < 100) {
+  console.error(`DEVNODE_BLOCK_INTERVAL_MS must be a whole number of milliseconds from 100 (got ${JSON.stringify(process.env.DEVNODE_BLOCK_INTERVAL_MS)})`)
+  process.exit(1)
+}
+
 const emulator = await createEmulator({
   port: Number(process.env.DEVNODE_PORT ?? 38081),
   latencyMs: Number(process.env.DEVNODE_LATENCY_MS ?? 0),
-  blockIntervalMs: 60_000,
+  blockIntervalMs,
   // Refuse requests past a full work queue, as a real node does.
   workQueue: {},
 })
 
+const runDataDir = process.env.DATA_DIR === undefined ? mkdtempSync(join(tmpdir(), 'bastyon-demo-')) : undefined
+const removeRunDataDir = (): void => {
+  if (runDataDir !== undefined) rmSync(runDataDir, { recursive: true, force: true })
+}
+
 let config
 try {
-  config = loadConfig({ NODE_ENV: 'development', CORS_ORIGINS: '*', BASTYON_APP_ID: 'demo.pocketnet.app', ...process.env, POCKETNET_NODES: emulator.url })
+  config = loadConfig({
+    NODE_ENV: 'development',
+    CORS_ORIGINS: '*',
+    BASTYON_APP_ID: 'demo.pocketnet.app',
+    PAYMENT_TIPS: 'true',
+    PAYMENT_CONFIRMATIONS: '2',
+    ...(runDataDir === undefined ? {} : { DATA_DIR: runDataDir }),
+    ...process.env,
+    // Empty, as in .env.example, is no choice: the demo's own receiver.
+    PAYMENT_ADDRESS: process.env.PAYMENT_ADDRESS || addressOf(testKey('demo-receiver')),
+    POCKETNET_NODES: emulator.url,
+  })
 } catch (err) {
   if (!(err instanceof ConfigError)) throw err
   console.error(err.message)
   await emulator.close()
+  removeRunDataDir()
   process.exit(1)
 }
-const app = await buildApp(config)
+const app = await buildApp(config).catch(async (err: unknown) => {
+  await emulator.close()
+  removeRunDataDir()
+  throw err
+})
 const shutdown = async (): Promise<void> => {
   await app.close()
   await emulator.close()
+  removeRunDataDir()
   process.exit(0)
 }
 process.once('SIGINT', shutdown)
@@ -43,16 +80,21 @@ const address = await app.listen({ port: config.PORT, host: config.HOST })
 const base = address.replace('0.0.0.0', '127.0.0.1').replace('[::]', '127.0.0.1')
 const user = emulator.dataset.users.find(candidate => !candidate.deleted)
 const post = emulator.dataset.posts[0]
+const tips = config.PAYMENT_TIPS
+  ? `on, paid to ${config.PAYMENT_ADDRESS}, confirmed after ${config.PAYMENT_CONFIRMATIONS} blocks (paying needs Bastyon's SDK)`
+  : 'off (PAYMENT_TIPS=false in the environment or .env)'
 console.log(`
 Pocketnet node emulator: ${emulator.url}
 Service:                 ${base}
 Demo page:               ${base}/
 API docs:                ${base}/docs
+Tips:                    ${tips}
+Invoices:                ${config.DATABASE_URL === '' ? config.DATA_DIR : 'DATABASE_URL'}
 
 Try:
   curl ${base}/api/nodeinfo
   curl ${base}/api/user/${user?.address ?? '<address>'}
   curl '${base}/api/search?keyword=bitcoin&page=0&pageSize=5'
   curl ${base}/api/post/${post?.hash ?? '<hash>'}
-  curl -X POST ${base}/api/auth/challenge
+  curl -X POST ${base}/api/auth/challenge${config.PAYMENT_TIPS ? `\n  curl -X POST -H 'content-type: application/json' -d '{"amount":1000000}' ${base}/api/payments/tips` : ''}
 `)

@@ -24,8 +24,11 @@ const ROOT = resolve(import.meta.dirname, '..')
 const quick = process.argv.includes('--quick')
 /** Test processes at once: one per core, and one more, since the slowest groups mostly wait (browsers, timers). */
 const LANES = 3
-/** Files that take long enough to get a process of their own, longest first (the first two go beside the build). */
-const ALONE = ['e2e/demo-page', 'app/cluster', 'app/shutdown', 'deploy/production', 'lib/package']
+/**
+ * Files (or a whole folder) that take long enough to get a process of their own, longest first
+ * (the first two go beside the build). The end-to-end files share one process and its Chromium.
+ */
+const ALONE = ['e2e', 'app/cluster', 'app/shutdown', 'deploy/production', 'lib/package']
 /** Folders that are not part of `npm test`: the contract suite needs a real node (npm run test:contract). */
 const NOT_HERE = new Set(['contract', 'helpers', 'fixtures'])
 /** Folders with fewer test files than this run together, in one process. */
@@ -102,6 +105,10 @@ function testGroups (): Group[] {
     // A folder's files, its subfolders' included (test/lib/events/…).
     const files = (readdirSync(join(ROOT, 'test', folder), { recursive: true }) as string[])
       .filter(name => name.endsWith('.test.ts')).sort().map(name => `${folder}/${name}`)
+    if (ALONE.includes(folder)) {
+      alone.push({ name: folder, files })
+      continue
+    }
     const rest = files.filter(file => !ALONE.includes(file.replace(/\.test\.ts$/, '')))
     // The quick loop leaves out what runs processes (the package test packs and installs).
     for (const file of files) if (!rest.includes(file) && !quick) alone.push({ name: file.replace(/\.test\.ts$/, ''), files: [file] })

@@ -1,0 +1,224 @@
+// Tip panel: the user picks an amount in PKOIN and the service makes an invoice for it
+// (POST /api/payments/tips: integer satoshi on the wire; its bounds are the service's, and its
+// 400 says them). Inside Bastyon, the host pays the invoice's `hostRequest` (sdk.payment) and the
+// page reports the txid it got, which the service checks on chain. Standalone there is no host to
+// pay with: the invoice and its checkout for Bastyon (`sdk.ext`) are shown instead.
+// Either way the state shown is the service's, decided from the chain alone: live from the event
+// stream (topic `payment:<id>`), and read again (GET the invoice) when the stream fails.
+import { getJson, requestJson } from './api.js'
+import { element, setStatus } from './dom.js'
+import { formatPkoin, parsePkoin } from './pkoin.js'
+
+const failure = answer => `${answer.message}: ${answer.error ?? 'no detail'}`
+
+const PLAIN_WORDS = {
+  404: 'Tips are off on this server.',
+}
+
+/** Why the service does not count a reported transaction for the invoice (the `refused` codes). */
+const REFUSALS = {
+  UNKNOWN_TRANSACTION: 'The node does not know this transaction yet; the invoice updates when it appears on chain.',
+  MEMO_MISMATCH: 'This transaction does not carry this invoice\'s memo, so it does not pay it.',
+  NOT_PAID_TO_RECEIVER: 'This transaction pays nothing to the invoice\'s address.',
+  TXID_TAKEN: 'This transaction already paid another invoice.',
+}
+
+/** The invoice's state in words; `reported`: the page sent the service a txid for it. */
+function stateText (invoice, reported) {
+  switch (invoice.state) {
+    case 'pending':
+      if (invoice.underpaid) return 'Waiting for a payment in full.'
+      return reported ? 'Payment sent: waiting for a block.' : 'Waiting for payment.'
+    case 'seen': return `Seen in a block: ${invoice.confirmations} of ${invoice.confirmationsRequired} confirmations.`
+    case 'confirmed': return `Confirmed: ${invoice.confirmations} of ${invoice.confirmationsRequired} confirmations. Thank you!`
+    case 'expired': return `Expired: no payment in full arrived before ${new Date(invoice.expiresAt).toLocaleString()}.`
+    default: return String(invoice.state)
+  }
+}
+
+/** Money that arrived and does not settle the invoice as asked, each in words. */
+function flagsOf (invoice) {
+  const flags = []
+  if (invoice.underpaid) flags.push(['underpaid', `Underpaid: ${formatPkoin(invoice.underpaidAmount)} PKOIN received of ${formatPkoin(invoice.amount)} PKOIN.`])
+  if (invoice.overpaid) flags.push(['overpaid', `Overpaid by ${formatPkoin(invoice.overpaidAmount)} PKOIN.`])
+  if (invoice.paidLate) flags.push(['paidLate', `Paid late: ${formatPkoin(invoice.paidLateAmount)} PKOIN arrived after the invoice expired.`])
+  return flags
+}
+
+/**
+ * @param {HTMLElement} panel
+ * @param {{
+ *   bastyon: Promise<{ canPay: boolean, pay (hostRequest: object): Promise<string> } | undefined>,
+ *   pollMs?: number,
+ * }} options `bastyon`: the host once connected (undefined standalone); `pollMs`: how often the
+ *   invoice is read while the event stream is refused
+ */
+export function createTipPanel (panel, { bastyon, pollMs = 5000 }) {
+  const form = panel.querySelector('form')
+  const input = panel.querySelector('#tip-amount')
+  const submit = form.querySelector('button[type="submit"]')
+  const status = panel.querySelector('[data-testid="tip-status"]')
+  const needsBastyon = panel.querySelector('[data-testid="tip-needs-bastyon"]')
+  const box = panel.querySelector('[data-testid="tip-invoice"]')
+  const stateLine = panel.querySelector('[data-testid="tip-state"]')
+  const flagList = panel.querySelector('[data-testid="tip-flags"]')
+  const payButton = panel.querySelector('[data-testid="tip-pay"]')
+  const checkout = panel.querySelector('[data-testid="tip-checkout"]')
+  const checkoutObject = panel.querySelector('[data-testid="tip-checkout-object"]')
+  const field = name => panel.querySelector(`[data-testid="tip-${name}"]`)
+  /**
+   * The tip shown; the others' late answers and events are ignored.
+   * @type {{ id: string, invoice: any, txid?: string, paying: boolean, streamEvents: number, stopped: boolean, stream?: EventSource, timer?: number } | undefined}
+   */
+  let current
+  let host
+
+  bastyon.then(connected => {
+    host = connected?.canPay ? connected : undefined
+    needsBastyon.hidden = host !== undefined
+  })
+
+  function stop (tip) {
+    tip.stopped = true
+    tip.stream?.close()
+    clearTimeout(tip.timer)
+  }
+
+  function updatePayButton (tip) {
+    payButton.hidden = host === undefined || tip.invoice.state !== 'pending' || tip.txid !== undefined
+    payButton.disabled = tip.paying
+  }
+
+  function show (tip, invoice) {
+    if (tip !== current) return
+    // Confirmed is final: nothing read later takes it back.
+    if (tip.invoice?.state === 'confirmed' && invoice.state !== 'confirmed') return
+    tip.invoice = invoice
+    panel.dataset.state = invoice.state
+    setStatus(stateLine, stateText(invoice, tip.txid !== undefined), invoice.state === 'expired')
+    const flags = flagsOf(invoice)
+    flagList.replaceChildren(...flags.map(([flag, text]) => element('li', { 'data-testid': 'tip-flag', 'data-flag': flag }, text)))
+    flagList.hidden = flags.length === 0
+    field('due').textContent = `${formatPkoin(invoice.amount)} PKOIN`
+    field('receiver').textContent = String(invoice.receiver)
+    field('memo').textContent = String(invoice.memo)
+    field('expires').textContent = new Date(invoice.expiresAt).toLocaleString()
+    field('txid').textContent = invoice.txid ?? tip.txid ?? '–'
+    checkout.hidden = invoice.hostCheckout === undefined
+    checkoutObject.textContent = invoice.hostCheckout === undefined ? '' : JSON.stringify(invoice.hostCheckout, null, 2)
+    updatePayButton(tip)
+    box.hidden = false
+    if (invoice.state === 'confirmed') stop(tip)
+  }
+
+  /** Reads the invoice; dropped if the stream told something newer meanwhile. */
+  async function refresh (tip) {
+    const before = tip.streamEvents
+    const answer = await getJson(`/api/payments/invoices/${encodeURIComponent(tip.id)}`, { fresh: true })
+    if (tip !== current || tip.stopped || tip.streamEvents !== before) return
+    if (!answer.ok) return setStatus(status, failure(answer), true)
+    show(tip, answer.data)
+  }
+
+  async function poll (tip) {
+    await refresh(tip)
+    if (!tip.stopped) tip.timer = setTimeout(() => poll(tip), pollMs)
+  }
+
+  function follow (tip) {
+    if (typeof EventSource !== 'function') {
+      panel.dataset.live = 'polling'
+      return poll(tip)
+    }
+    panel.dataset.live = 'stream'
+    const stream = new EventSource(`/api/events?topics=${encodeURIComponent(`payment:${tip.id}`)}`)
+    tip.stream = stream
+    // Whatever happened before the stream opened.
+    stream.addEventListener('open', () => refresh(tip))
+    stream.addEventListener('resync', () => refresh(tip))
+    stream.addEventListener('payment', event => {
+      tip.streamEvents++
+      let data
+      try {
+        data = JSON.parse(event.data)
+      } catch {
+        return
+      }
+      if (data?.invoice?.id === tip.id) show(tip, data.invoice)
+    })
+    stream.addEventListener('error', () => {
+      if (tip.stopped || tip !== current) return
+      // The browser reconnects by itself, with the last event id, unless the service refused the
+      // stream: then the invoice is read every pollMs instead.
+      if (stream.readyState !== EventSource.CLOSED) return refresh(tip)
+      panel.dataset.live = 'polling'
+      poll(tip)
+    })
+  }
+
+  async function pay (tip) {
+    tip.paying = true
+    updatePayButton(tip)
+    setStatus(status, 'Asking Bastyon to pay…')
+    let txid
+    try {
+      txid = await host.pay(tip.invoice.hostRequest)
+    } catch (err) {
+      tip.paying = false
+      if (tip !== current) return
+      updatePayButton(tip)
+      return setStatus(status, `Not paid: ${err.message}`, true)
+    }
+    tip.txid = txid
+    if (tip !== current) return
+    show(tip, tip.invoice)
+    setStatus(status, 'Sent: the server checks the transaction on chain…')
+    const before = tip.streamEvents
+    const answer = await requestJson(`/api/payments/invoices/${encodeURIComponent(tip.id)}/transaction`, { method: 'POST', body: { txid } })
+    tip.paying = false
+    if (tip !== current) return
+    updatePayButton(tip)
+    if (!answer.ok) return setStatus(status, `Sent, but the server could not check it yet (${failure(answer)}). The invoice still follows the chain.`, true)
+    const { refused } = answer.data
+    if (refused) setStatus(status, `${REFUSALS[refused] ?? 'The server does not count this transaction.'} (${refused})`, true)
+    else setStatus(status, 'Sent and reported: the chain decides the rest.')
+    if (tip.streamEvents === before) show(tip, answer.data.invoice)
+  }
+
+  async function create (amount) {
+    if (current) stop(current)
+    current = undefined
+    box.hidden = true
+    delete panel.dataset.live
+    panel.dataset.state = 'creating'
+    setStatus(status, 'Asking the server for an invoice…')
+    await bastyon
+    // Standalone, the host's checkout too: it is what Bastyon would pay with.
+    const answer = await requestJson('/api/payments/tips', { method: 'POST', body: host ? { amount } : { amount, checkout: true } })
+    if (!answer.ok) {
+      panel.dataset.state = 'error'
+      return setStatus(status, `${PLAIN_WORDS[answer.status] ? `${PLAIN_WORDS[answer.status]} ` : ''}${failure(answer)}`, true)
+    }
+    const tip = { id: answer.data.id, invoice: undefined, paying: false, streamEvents: 0, stopped: false }
+    current = tip
+    show(tip, answer.data)
+    follow(tip)
+    if (host) pay(tip)
+    else setStatus(status, `Invoice for ${formatPkoin(answer.data.amount)} PKOIN created.`)
+  }
+
+  form.addEventListener('submit', async event => {
+    event.preventDefault()
+    const amount = parsePkoin(input.value)
+    if (amount === undefined) return setStatus(status, 'Enter an amount in PKOIN, such as 0.5 (at most 8 decimals).', true)
+    submit.disabled = true
+    try {
+      await create(amount)
+    } finally {
+      submit.disabled = false
+    }
+  })
+  payButton.addEventListener('click', () => {
+    if (current && !current.paying) pay(current)
+  })
+}
