@@ -3,9 +3,11 @@
  * Environment: DEVNODE_HOST (127.0.0.1), DEVNODE_PORT (38081), DEVNODE_WS_PORT (38087, the node's
  * WebSocket, reported by getnodeinfo as `ports.wss`), DEVNODE_LATENCY_MS (0),
  * DEVNODE_BLOCK_INTERVAL_MS (60000), DEVNODE_VERSION (0.22.7),
- * DEVNODE_WORK_QUEUE (4/16: worker threads/most waiting, as a real node; `off` serves all at once).
+ * DEVNODE_WORK_QUEUE (4/16: worker threads/most waiting, as a real node; `off` serves all at once),
+ * DEVNODE_CONTROLS (`loopback`: pay, mine and re-org over HTTP from this machine, controls.ts;
+ * `any`: from any client; `off`).
  */
-import { createEmulator, type WorkQueueModel } from './server.js'
+import { CONTROLS_PATH, createEmulator, type ControlOptions, type WorkQueueModel } from './server.js'
 
 function parseWorkQueue (value: string): WorkQueueModel | undefined {
   if (value === 'off') return undefined
@@ -17,6 +19,14 @@ function parseWorkQueue (value: string): WorkQueueModel | undefined {
   return { threads: Number(match[1]), depth: Number(match[2]) }
 }
 
+function parseControls (value: string): ControlOptions | false {
+  if (value === 'off') return false
+  if (value === 'loopback' || value === 'any') return { remote: value === 'any' }
+  console.error(`DEVNODE_CONTROLS must be loopback, any or off; got "${value}"`)
+  process.exit(1)
+}
+
+const controlOptions = parseControls(process.env.DEVNODE_CONTROLS ?? 'loopback')
 const emulator = await createEmulator({
   host: process.env.DEVNODE_HOST ?? '127.0.0.1',
   port: Number(process.env.DEVNODE_PORT ?? 38081),
@@ -25,10 +35,17 @@ const emulator = await createEmulator({
   blockIntervalMs: Number(process.env.DEVNODE_BLOCK_INTERVAL_MS ?? 60_000),
   version: process.env.DEVNODE_VERSION ?? '0.22.7',
   workQueue: parseWorkQueue(process.env.DEVNODE_WORK_QUEUE ?? '4/16'),
+  controls: controlOptions,
 })
 const user = emulator.dataset.users[0]
+const controls = controlOptions
+  ? `
+Pay, then mine (controls: ${emulator.url}${CONTROLS_PATH}/pay, /mine, /disconnect):
+  curl -s ${emulator.url}${CONTROLS_PATH}/pay -H 'content-type: application/json' -d '{"to":"${user?.address}","amountSat":150000000,"memo":"hello"}'
+  curl -s -X POST ${emulator.url}${CONTROLS_PATH}/mine`
+  : ''
 console.log(`Pocketnet node emulator listening on ${emulator.url} (height ${emulator.height}), WebSocket on ${emulator.webSocket.url}
-Try: curl -s ${emulator.url}/public/ -d '{"method":"getuserprofile","params":["${user?.address}","1"]}'`)
+Try: curl -s ${emulator.url}/public/ -d '{"method":"getuserprofile","params":["${user?.address}","1"]}'${controls}`)
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {

@@ -1,7 +1,8 @@
 /**
  * An offline Pocketnet node over real HTTP: the public read RPC with a node's wire format,
  * a generated dataset, a chain that moves when told (blocks with transactions and social events,
- * re-orgs), the node's WebSocket on a port of its own, and injectable faults.
+ * re-orgs), the node's WebSocket on a port of its own, injectable faults, and, when asked, controls
+ * over HTTP that pay, mine and re-org (controls.ts).
  * For development (`npm run devnode`, `npm run demo`), tests and benchmarks.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
@@ -9,11 +10,14 @@ import type { Socket } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { DEFAULT_HEIGHT, getDefaultDataset, type Dataset } from './data/generate.js'
 import { ChainHistory, type ChainBlock, type ChainNotification, type ChainTransaction, type NewNotification, type NewTransaction } from './chain.js'
+import { createControls, type ControlOptions } from './controls.js'
 import { ActiveFault, answerWithFault, type Fault, type FaultScope } from './faults.js'
 import { READ_ONLY_METHODS, RpcError, callMethod, type ChainState } from './methods/index.js'
 import { createNodeWebSocket, type WebSocketControls } from './websocket.js'
 
 export type { Fault, FaultScope } from './faults.js'
+export type { ControlOptions } from './controls.js'
+export { CONTROLS_PATH, DEVNODE_WALLET, PAYMENT_FEE_SAT } from './controls.js'
 export { ChainHistory } from './chain.js'
 export type { ChainBlock, ChainNotification, ChainOutput, ChainTransaction, NewNotification, NewTransaction, SocialEventType } from './chain.js'
 export type { WebSocketControls, WebSocketMode, WebSocketRegistration } from './websocket.js'
@@ -49,6 +53,12 @@ export interface EmulatorOptions {
    * and the plain-text body `Work queue depth exceeded`. Absent: every request is served at once.
    */
   workQueue?: WorkQueueModel
+  /**
+   * Controls over HTTP under `/devnode/` (controls.ts): `POST /devnode/pay`, `/devnode/mine`,
+   * `/devnode/disconnect`, for loopback clients that are not browsers (`{ remote: true }`: any
+   * client). Default off: those paths are then a node's, and answer as it does.
+   */
+  controls?: boolean | ControlOptions
 }
 
 export interface WorkQueueModel {
@@ -168,6 +178,7 @@ export async function createEmulator (options: EmulatorOptions = {}): Promise<Em
     calls.push(call)
   }
   const sockets = new Set<Socket>()
+  const controls = options.controls ? createControls(history, options.controls === true ? {} : options.controls) : undefined
   let fault: ActiveFault | undefined
   let closed = false
 
@@ -235,6 +246,8 @@ export async function createEmulator (options: EmulatorOptions = {}): Promise<Em
   }
 
   async function handle (request: IncomingMessage, response: ServerResponse): Promise<void> {
+    // Not node calls: never recorded, queued, delayed or faulted.
+    if (controls?.owns(request.url)) return controls.handle(request, response)
     if (request.method !== 'POST') {
       response.writeHead(405, { 'content-type': 'text/plain' })
       response.end('JSONRPC server handles only POST requests')

@@ -1,8 +1,10 @@
 // The demo mini-app: five panels on this service's /api routes, and, inside Bastyon, sign-in and
 // paying tips. `?refreshMs=` sets the node panel's refresh interval (default 5000 ms);
 // `?commentsPageSize=` the post panel's comments per page (default 20); `?tipPollMs=` how often
-// the tip panel reads its invoice when the event stream is refused (default 5000 ms).
+// the tip panel reads its invoice when the event stream is refused (default 5000 ms);
+// `?wallet=demo` offers the demo wallet, which only `npm run demo` has, to pay tips standalone.
 import { connectBastyon } from './js/bastyon.js'
+import { connectDemoWallet } from './js/demo-wallet.js'
 import { startNodePanel } from './js/node-panel.js'
 import { createPostPanel } from './js/post-panel.js'
 import { createProfilePanel } from './js/profile-panel.js'
@@ -14,6 +16,7 @@ const query = new URLSearchParams(location.search)
 const refreshMs = Number(query.get('refreshMs')) || 5000
 const commentsPageSize = Math.floor(Number(query.get('commentsPageSize'))) || 20
 const tipPollMs = Number(query.get('tipPollMs')) || 5000
+const demoWallet = query.get('wallet') === 'demo' ? connectDemoWallet() : Promise.resolve(undefined)
 
 startNodePanel(document.getElementById('node-panel'), { refreshMs })
 const profile = createProfilePanel(document.getElementById('profile-panel'))
@@ -30,9 +33,10 @@ createSearchPanel(document.getElementById('search-panel'), {
   },
 })
 
-// Inside Bastyon only: standalone, the sign-in buttons stay hidden, and tips cannot be paid here.
+// Inside Bastyon only: standalone, the sign-in buttons stay hidden, and tips cannot be paid here
+// (but by the demo wallet, in `npm run demo`).
 const connecting = connectBastyon()
 // At once, not after the host answers: the tip form must never submit as a plain HTML form.
-createTipPanel(document.getElementById('tip-panel'), { bastyon: connecting, pollMs: tipPollMs })
+createTipPanel(document.getElementById('tip-panel'), { bastyon: connecting, demoWallet, pollMs: tipPollMs })
 const bastyon = await connecting
 if (bastyon) createSignIn(document.getElementById('account'), { bastyon, profile })

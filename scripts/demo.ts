@@ -10,12 +10,17 @@
  * emulator's chain starts afresh each run, so earlier invoices would name transactions no node
  * knows). Settings come from the environment, then from `.env` if there is one
  * (`cp .env.example .env`).
+ *
+ * Without Bastyon there is no host to pay with, so the emulator's controls are on (loopback only,
+ * devnode/controls.ts: pay, mine, re-org over HTTP) and the service gets the demo wallet's routes
+ * (devnode/demo-wallet.ts), which the page offers at `/?wallet=demo`.
  */
 import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { addressOf, testKey } from '../devnode/bastyon-host.js'
-import { createEmulator } from '../devnode/server.js'
+import { mountDemoWallet } from '../devnode/demo-wallet.js'
+import { CONTROLS_PATH, createEmulator } from '../devnode/server.js'
 import { buildApp } from '../src/app.js'
 import { ConfigError, loadConfig } from '../src/config.js'
 
@@ -34,6 +39,7 @@ const emulator = await createEmulator({
   blockIntervalMs,
   // Refuse requests past a full work queue, as a real node does.
   workQueue: {},
+  controls: true,
 })
 
 const runDataDir = process.env.DATA_DIR === undefined ? mkdtempSync(join(tmpdir(), 'bastyon-demo-')) : undefined
@@ -67,6 +73,7 @@ const app = await buildApp(config).catch(async (err: unknown) => {
   removeRunDataDir()
   throw err
 })
+mountDemoWallet(app, { emulatorUrl: emulator.url })
 const shutdown = async (): Promise<void> => {
   await app.close()
   await emulator.close()
@@ -81,12 +88,18 @@ const base = address.replace('0.0.0.0', '127.0.0.1').replace('[::]', '127.0.0.1'
 const user = emulator.dataset.users.find(candidate => !candidate.deleted)
 const post = emulator.dataset.posts[0]
 const tips = config.PAYMENT_TIPS
-  ? `on, paid to ${config.PAYMENT_ADDRESS}, confirmed after ${config.PAYMENT_CONFIRMATIONS} blocks (paying needs Bastyon's SDK)`
+  ? `on, paid to ${config.PAYMENT_ADDRESS}, confirmed after ${config.PAYMENT_CONFIRMATIONS} blocks (by Bastyon's SDK, or the demo wallet)`
   : 'off (PAYMENT_TIPS=false in the environment or .env)'
+const controls = `${emulator.url}${CONTROLS_PATH}`
+const tipTries = `
+  curl -X POST -H 'content-type: application/json' -d '{"amount":1000000}' ${base}/api/payments/tips
+Pay that invoice as the host would (the receiver, its amount in satoshi, its memo), then mine:
+  curl -H 'content-type: application/json' -d '{"to":"${config.PAYMENT_ADDRESS}","amountSat":1000000,"memo":"<memo>"}' ${controls}/pay
+  curl -X POST ${controls}/mine`
 console.log(`
-Pocketnet node emulator: ${emulator.url}
+Pocketnet node emulator: ${emulator.url} (controls: POST ${controls}/pay, /mine, /disconnect)
 Service:                 ${base}
-Demo page:               ${base}/
+Demo page:               ${base}/?wallet=demo  (the emulator's wallet pays tips; ${base}/ as outside the demo)
 API docs:                ${base}/docs
 Tips:                    ${tips}
 Invoices:                ${config.DATABASE_URL === '' ? config.DATA_DIR : 'DATABASE_URL'}
@@ -96,5 +109,5 @@ Try:
   curl ${base}/api/user/${user?.address ?? '<address>'}
   curl '${base}/api/search?keyword=bitcoin&page=0&pageSize=5'
   curl ${base}/api/post/${post?.hash ?? '<hash>'}
-  curl -X POST ${base}/api/auth/challenge${config.PAYMENT_TIPS ? `\n  curl -X POST -H 'content-type: application/json' -d '{"amount":1000000}' ${base}/api/payments/tips` : ''}
+  curl -X POST ${base}/api/auth/challenge${config.PAYMENT_TIPS ? tipTries : ''}
 `)

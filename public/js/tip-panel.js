@@ -2,7 +2,9 @@
 // (POST /api/payments/tips: integer satoshi on the wire; its bounds are the service's, and its
 // 400 says them). Inside Bastyon, the host pays the invoice's `hostRequest` (sdk.payment) and the
 // page reports the txid it got, which the service checks on chain. Standalone there is no host to
-// pay with: the invoice and its checkout for Bastyon (`sdk.ext`) are shown instead.
+// pay with: the invoice and its checkout for Bastyon (`sdk.ext`) are shown instead, and in
+// `npm run demo` the demo wallet (demo-wallet.js) pays the same hostRequest on the emulator's
+// chain when asked, reported the same way.
 // Either way the state shown is the service's, decided from the chain alone: live from the event
 // stream (topic `payment:<id>`), and read again (GET the invoice) when the stream fails.
 import { getJson, requestJson } from './api.js'
@@ -49,11 +51,13 @@ function flagsOf (invoice) {
  * @param {HTMLElement} panel
  * @param {{
  *   bastyon: Promise<{ canPay: boolean, pay (hostRequest: object): Promise<string> } | undefined>,
+ *   demoWallet?: Promise<{ address: string, pay (hostRequest: object): Promise<string> } | undefined>,
  *   pollMs?: number,
- * }} options `bastyon`: the host once connected (undefined standalone); `pollMs`: how often the
- *   invoice is read while the event stream is refused
+ * }} options `bastyon`: the host once connected (undefined standalone); `demoWallet`: the demo's
+ *   stand-in wallet, offered only where the host cannot pay; `pollMs`: how often the invoice is
+ *   read while the event stream is refused
  */
-export function createTipPanel (panel, { bastyon, pollMs = 5000 }) {
+export function createTipPanel (panel, { bastyon, demoWallet = Promise.resolve(undefined), pollMs = 5000 }) {
   const form = panel.querySelector('form')
   const input = panel.querySelector('#tip-amount')
   const submit = form.querySelector('button[type="submit"]')
@@ -65,6 +69,8 @@ export function createTipPanel (panel, { bastyon, pollMs = 5000 }) {
   const payButton = panel.querySelector('[data-testid="tip-pay"]')
   const checkout = panel.querySelector('[data-testid="tip-checkout"]')
   const checkoutObject = panel.querySelector('[data-testid="tip-checkout-object"]')
+  const demoLine = panel.querySelector('[data-testid="tip-demo-wallet"]')
+  const demoPayButton = panel.querySelector('[data-testid="tip-demo-pay"]')
   const field = name => panel.querySelector(`[data-testid="tip-${name}"]`)
   /**
    * The tip shown; the others' late answers and events are ignored.
@@ -72,10 +78,19 @@ export function createTipPanel (panel, { bastyon, pollMs = 5000 }) {
    */
   let current
   let host
+  let wallet
 
   bastyon.then(connected => {
     host = connected?.canPay ? connected : undefined
     needsBastyon.hidden = host !== undefined
+  })
+  Promise.all([bastyon, demoWallet]).then(([, demo]) => {
+    wallet = host === undefined ? demo : undefined
+    demoLine.hidden = wallet === undefined
+    // Who pays from this page, once known: `bastyon`, `demo` or `none`.
+    panel.dataset.payer = host !== undefined ? 'bastyon' : wallet !== undefined ? 'demo' : 'none'
+    panel.querySelector('[data-testid="tip-demo-address"]').textContent = wallet?.address ?? ''
+    updatePayButton(current)
   })
 
   function stop (tip) {
@@ -84,9 +99,15 @@ export function createTipPanel (panel, { bastyon, pollMs = 5000 }) {
     clearTimeout(tip.timer)
   }
 
+  /** Whether `tip` still waits for a payment from this page. */
+  const payable = tip => tip?.invoice?.state === 'pending' && tip.txid === undefined
+
   function updatePayButton (tip) {
-    payButton.hidden = host === undefined || tip.invoice.state !== 'pending' || tip.txid !== undefined
-    payButton.disabled = tip.paying
+    if (tip !== undefined) {
+      payButton.hidden = host === undefined || !payable(tip)
+      payButton.disabled = tip.paying
+    }
+    demoPayButton.disabled = wallet === undefined || !payable(tip) || tip.paying
   }
 
   function show (tip, invoice) {
@@ -156,13 +177,14 @@ export function createTipPanel (panel, { bastyon, pollMs = 5000 }) {
     })
   }
 
-  async function pay (tip) {
+  /** Pays with `payer` (the host, or the demo wallet), then reports the txid to the service. */
+  async function pay (tip, payer, asking) {
     tip.paying = true
     updatePayButton(tip)
-    setStatus(status, 'Asking Bastyon to pay…')
+    setStatus(status, asking)
     let txid
     try {
-      txid = await host.pay(tip.invoice.hostRequest)
+      txid = await payer.pay(tip.invoice.hostRequest)
     } catch (err) {
       tip.paying = false
       if (tip !== current) return
@@ -188,6 +210,7 @@ export function createTipPanel (panel, { bastyon, pollMs = 5000 }) {
   async function create (amount) {
     if (current) stop(current)
     current = undefined
+    updatePayButton(undefined)
     box.hidden = true
     delete panel.dataset.live
     panel.dataset.state = 'creating'
@@ -203,7 +226,7 @@ export function createTipPanel (panel, { bastyon, pollMs = 5000 }) {
     current = tip
     show(tip, answer.data)
     follow(tip)
-    if (host) pay(tip)
+    if (host) pay(tip, host, 'Asking Bastyon to pay…')
     else setStatus(status, `Invoice for ${formatPkoin(answer.data.amount)} PKOIN created.`)
   }
 
@@ -219,6 +242,9 @@ export function createTipPanel (panel, { bastyon, pollMs = 5000 }) {
     }
   })
   payButton.addEventListener('click', () => {
-    if (current && !current.paying) pay(current)
+    if (current && !current.paying) pay(current, host, 'Asking Bastyon to pay…')
+  })
+  demoPayButton.addEventListener('click', () => {
+    if (wallet && payable(current) && !current.paying) pay(current, wallet, 'The demo wallet pays on the emulator\'s chain…')
   })
 }

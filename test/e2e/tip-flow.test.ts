@@ -4,14 +4,18 @@
  * the host does it: the amount to the receiver, the invoice's memo in an OP_RETURN), its state
  * shown live from the event stream as the test mines blocks; an underpayment flagged and never
  * confirmed; the service's 400 in words; without the SDK, the invoice, its checkout and the line
- * that paying needs Bastyon; the invoice read by GET when the stream is refused; an expiry.
+ * that paying needs Bastyon; the invoice read by GET when the stream is refused; an expiry. And
+ * `npm run demo`'s way to pay from a plain browser: the demo wallet (`?wallet=demo`, the demo's
+ * routes in devnode/demo-wallet.ts) pays through the emulator's controls over HTTP, blocks mined
+ * through them too; never offered outside the demo.
  */
 import assert from 'node:assert/strict'
 import { rmSync } from 'node:fs'
 import { after, before, describe, it } from 'node:test'
 import type { Browser, Page } from 'playwright-core'
 import { addressOf, testKey } from '../../devnode/bastyon-host.js'
-import type { ChainTransaction, Emulator } from '../../devnode/server.js'
+import { mountDemoWallet } from '../../devnode/demo-wallet.js'
+import { CONTROLS_PATH, DEVNODE_WALLET, PAYMENT_FEE_SAT, type ChainTransaction, type Emulator } from '../../devnode/server.js'
 import { pkoinToSatoshi } from '../../lib/payments/satoshi.js'
 import { startApp, type TestApp } from '../helpers/build-app.js'
 import { ARTIFACTS_DIR, launchBrowser } from '../helpers/browser.js'
@@ -37,7 +41,8 @@ const INVOICE_TTL_S = 3600
 let clockOffsetMs = 0
 
 before(async () => {
-  node = await startEmulator(suite)
+  // Controls on, and the demo wallet's routes on the service, as `npm run demo` has them.
+  node = await startEmulator(suite, { controls: true })
   const dataDir = await freshDataDir()
   cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }))
   // Every page reads the node panel and opens streams, all from one address: well over the
@@ -55,6 +60,7 @@ before(async () => {
       RATE_LIMIT_MAX: '100000',
       EVENTS_MAX_STREAMS_PER_CLIENT: '1000',
     },
+    extend: app => mountDemoWallet(app, { emulatorUrl: node.url }),
   })
   await waitFor('the watcher to follow the chain', () => {
     const reported = service.app.events.since(`${service.app.events.lastId.split('-')[0] as string}-0`, new Set(['blocks']))
@@ -144,6 +150,13 @@ async function tip (page: Page, pkoin: string): Promise<{ sent: unknown, invoice
 function reported (page: Page): Promise<string> {
   return page.waitForResponse(response => response.url().endsWith('/transaction') && response.request().method() === 'POST')
     .then(response => response.request().postDataJSON().txid)
+}
+
+/** Mines a block through the emulator's controls over HTTP, as a developer's curl does in the demo. */
+async function mineOverHttp (): Promise<number> {
+  const response = await fetch(`${node.url}${CONTROLS_PATH}/mine`, { method: 'POST' })
+  assert.equal(response.status, 200)
+  return (await response.json() as { height: number }).height
 }
 
 const state = (page: Page, name: string) => page.locator(`#tip-panel[data-state="${name}"]`).waitFor()
@@ -352,5 +365,97 @@ describe('the demo page\'s tip panel', () => {
     const checked = await service.get(`/api/payments/invoices/${invoice.id}`)
     assert.deepEqual([checked.body.data.state, checked.body.data.paidLate], ['expired', true])
     assert.equal(await page.locator('#tip-panel').getAttribute('data-state'), 'expired')
+  })
+
+  it('without Bastyon, in the demo (?wallet=demo), pays with the demo wallet through the emulator\'s controls and reaches confirmed as blocks are mined through them', async (t) => {
+    const page = await openPage(t, { query: 'wallet=demo' })
+    await page.locator('#tip-panel[data-payer="demo"]').waitFor()
+    assert.match(await text(page, 'tip-needs-bastyon'), /^Paying needs Bastyon/)
+    assert.equal(await text(page, 'tip-demo-address'), DEVNODE_WALLET)
+    const demoPay = page.getByRole('button', { name: 'Pay with the demo wallet' })
+    assert.equal(await demoPay.isDisabled(), true, 'nothing to pay before an invoice')
+    const states = await recordStates(page)
+
+    const { sent, invoice } = await tip(page, '0.3')
+    assert.deepEqual(sent, { amount: 30_000_000, checkout: true })
+    await state(page, 'pending')
+    assert.equal(await page.getByTestId('tip-pay').isVisible(), false, 'no "Pay with Bastyon" without Bastyon')
+    const report = reported(page)
+    const ordered = page.waitForRequest(request => new URL(request.url()).pathname === '/demo/wallet/pay')
+    await demoPay.click()
+    // The hostRequest as the host pays it: its receiver, its amount in satoshi, its message as the memo.
+    assert.deepEqual((await ordered).postDataJSON(), { to: RECEIVER, amountSat: 30_000_000, feemode: 'exclude', memo: invoice.memo })
+    const txid = await report
+    const paid = node.chain.findTransaction(txid)
+    assert.equal(paid?.block, undefined, 'in the mempool')
+    assert.deepEqual(paid?.transaction.outputs, [{ address: RECEIVER, amount: 30_000_000 }, { memo: Buffer.from(invoice.memo, 'utf8').toString('hex'), amount: 0 }])
+    assert.deepEqual(paid?.transaction.inputs, [{ address: DEVNODE_WALLET, amount: 30_000_000 + PAYMENT_FEE_SAT }])
+
+    await page.getByTestId('tip-status').filter({ hasText: 'Sent and reported' }).waitFor()
+    assert.equal(await text(page, 'tip-state'), 'Payment sent: waiting for a block.')
+    assert.equal(await text(page, 'tip-txid'), txid)
+    assert.equal(await demoPay.isDisabled(), true, 'paid once')
+
+    const height = await mineOverHttp()
+    await state(page, 'seen')
+    assert.equal(await text(page, 'tip-state'), 'Seen in a block: 1 of 2 confirmations.')
+    assert.equal(node.chain.findTransaction(txid)?.block?.height, height)
+    await mineOverHttp()
+    await state(page, 'confirmed')
+    assert.equal(await text(page, 'tip-state'), 'Confirmed: 2 of 2 confirmations. Thank you!')
+    const shown = await states()
+    assert.deepEqual(shown.slice(shown.indexOf('pending')), ['pending', 'seen', 'confirmed'])
+    const checked = await service.get(`/api/payments/invoices/${invoice.id}`)
+    assert.deepEqual([checked.body.data.state, checked.body.data.txid], ['confirmed', txid], 'the service\'s own word, from the chain')
+    await page.locator('#tip-panel').screenshot({ path: `${ARTIFACTS_DIR}tip-demo-wallet.png` })
+  })
+
+  it('shows why the demo wallet did not pay (the emulator\'s refusal, through the demo\'s route), then pays on a second click', async (t) => {
+    const page = await openPage(t, { query: 'wallet=demo', width: 360 })
+    await page.locator('#tip-panel[data-payer="demo"]').waitFor()
+    await tip(page, '0.05')
+    await state(page, 'pending')
+    // The order reaches the real route and the real emulator with a memo over 80 bytes.
+    const payRoute = (url: URL): boolean => url.pathname === '/demo/wallet/pay'
+    await page.route(payRoute, route => route.continue({
+      postData: JSON.stringify({ ...route.request().postDataJSON(), memo: 'm'.repeat(81) }),
+    }))
+    await page.getByRole('button', { name: 'Pay with the demo wallet' }).click()
+    await page.locator('[data-testid="tip-status"].error', { hasText: 'Not paid: ' }).waitFor()
+    assert.equal(await text(page, 'tip-status'), 'Not paid: memo must be 1 to 80 bytes of UTF-8 (got 81); leave it out for a payment without one (INVALID_MEMO)')
+    assert.equal(node.chain.pendingTransactions.length, 0, 'nothing paid')
+    assert.equal(await page.getByRole('button', { name: 'Pay with the demo wallet' }).isDisabled(), false, 'it can pay again')
+    assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 360), 'no sideways scrolling on a phone')
+
+    await page.unroute(payRoute)
+    const report = reported(page)
+    await page.getByRole('button', { name: 'Pay with the demo wallet' }).click()
+    const txid = await report
+    assert.equal(node.chain.pendingTransactions.at(-1)?.txid, txid)
+    await mineOverHttp()
+    await mineOverHttp()
+    await state(page, 'confirmed')
+  })
+
+  it('never offers the demo wallet outside the demo: not without ?wallet=demo, not where the service has no demo wallet, not inside Bastyon', async (t) => {
+    const plain = await openPage(t)
+    await plain.locator('#tip-panel[data-payer="none"]').waitFor()
+    assert.equal(await plain.getByTestId('tip-demo-wallet').isVisible(), false)
+    const asked = await plain.evaluate('performance.getEntriesByType(\'resource\').map(entry => new URL(entry.name).pathname).filter(path => path.startsWith(\'/demo/\'))')
+    assert.deepEqual(asked, [], 'not even asked for')
+
+    // A service that is not the demo answers its own 404 for the demo's route.
+    const elsewhere = await openPage(t, { query: 'wallet=demo' })
+    await elsewhere.route(url => url.pathname === '/demo/wallet', route => route.fulfill({
+      status: 404, json: { message: 'Not found', error: 'No route answers GET /demo/wallet' },
+    }))
+    await elsewhere.reload()
+    await elsewhere.locator('#tip-panel[data-payer="none"]').waitFor()
+    assert.equal(await elsewhere.getByTestId('tip-demo-wallet').isVisible(), false)
+    assert.equal(await elsewhere.getByTestId('tip-needs-bastyon').isVisible(), true)
+
+    const inBastyon = await openPage(t, { query: 'wallet=demo', init: PAYS, expose: { hostPay: () => '' } })
+    await inBastyon.locator('#tip-panel[data-payer="bastyon"]').waitFor()
+    assert.equal(await inBastyon.getByTestId('tip-demo-wallet').isVisible(), false, 'the host pays there')
   })
 })
