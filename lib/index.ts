@@ -57,3 +57,4 @@ export { readChainTransaction, isUnknownTransactionError, type ChainTransaction,
 export { proveInvoicePayment, type PaymentExpectation, type PaymentProof, type PaymentOutcome } from './payments/prove-payment.js'
 export { buildHostCheckout, hostPaymentHash, adler32, type HostCheckout, type HostCheckoutRequest, type HostPayment, type CheckoutItem } from './payments/host-checkout.js'
 export { PaymentError, PAYMENT_ERROR_CODES, type PaymentErrorCode } from './payments/errors.js'
+export { signWebhook, verifyWebhookSignature, WebhookSignatureError, WEBHOOK_SIGNATURE_ERROR_CODES, WEBHOOK_SIGNATURE_HEADER, DEFAULT_WEBHOOK_TOLERANCE_S, type WebhookSignatureErrorCode, type VerifyWebhookOptions } from './payments/webhook-signature.js'

@@ -10,6 +10,9 @@ import { CACHE_RANGES, DEFAULT_CACHE_TTL_MS, DEFAULT_NODES, OPTION_RANGES, POCKE
 const POCKETNET_NODES_RULE = 'a comma-separated list of http(s) node URLs such as http://127.0.0.1:38081'
 const REDIS_URL_RULE = 'empty (no Redis), or redis://[user:password@]host[:port][/db] (rediss:// for TLS)'
 const METRICS_TOKEN_RULE = 'empty (GET /metrics open to anyone who reaches the port, rate limited), or a secret of at least 16 visible ASCII characters, no spaces, that scrapers send as Authorization: Bearer <token>'
+const PAYMENT_WEBHOOK_URL_RULE = 'empty (no webhooks), or the http(s):// URL that receives the payment events (needs PAYMENT_ADDRESS and PAYMENT_WEBHOOK_SECRET)'
+const PAYMENT_WEBHOOK_SECRET_RULE = 'a secret of at least 32 visible ASCII characters, no spaces, that signs each webhook (HMAC-SHA256); required with PAYMENT_WEBHOOK_URL'
+const EVENTS_INGEST_LEASE_RULE = '0 (no lease: with REDIS_URL every instance follows the chain itself) or an integer from 1000 to 600000 (milliseconds the ingest lease outlives its holder; renewed every third of it)'
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
 
 /** A whole number within `range` (lib's, for the client's options: one source for both). */
@@ -72,7 +75,11 @@ export const ConfigSchema = Type.Object({
   PAYMENT_TIPS: Type.Boolean({ default: false, description: 'true or false: POST /api/payments/tips (needs PAYMENT_ADDRESS)' }),
   PAYMENT_TIP_MIN_SAT: integer({ default: 100_000, min: 1, max: 3_355_443_199_999_999 }, ' (smallest tip, in satoshi)'),
   PAYMENT_TIP_MAX_SAT: integer({ default: 10_000_000_000, min: 1, max: 3_355_443_199_999_999 }, ' (largest tip, in satoshi)'),
-  EVENTS_INGEST: Type.Boolean({ default: true, description: 'true or false: follow the chain for the event stream (one node WebSocket per process)' }),
+  PAYMENT_WEBHOOK_URL: Type.String({ default: '', description: PAYMENT_WEBHOOK_URL_RULE }),
+  PAYMENT_WEBHOOK_SECRET: Type.String({ default: '', description: PAYMENT_WEBHOOK_SECRET_RULE }),
+  PAYMENT_WEBHOOK_TIMEOUT_MS: integer({ default: 10_000, min: 100, max: 120_000 }, ' (milliseconds one webhook attempt may take)'),
+  EVENTS_INGEST: Type.Boolean({ default: true, description: 'true or false: follow the chain for the event stream (one node WebSocket per process; with REDIS_URL, one for all instances)' }),
+  EVENTS_INGEST_LEASE_MS: Type.Integer({ minimum: 0, maximum: 600_000, default: 10_000, description: EVENTS_INGEST_LEASE_RULE }),
   EVENTS_RETAIN: integer({ default: 1000, min: 0, max: 1_000_000 }, ' (events kept for replay)'),
   EVENTS_RETAIN_S: integer({ default: 3600, min: 0, max: 86_400 }, ' (seconds an event is kept for replay)'),
   EVENTS_HEARTBEAT_MS: integer({ default: 15_000, min: 1000, max: 300_000 }, ' (milliseconds between keep-alive comments on a stream)'),
@@ -129,6 +136,9 @@ export function loadConfig (env: Record<string, string | undefined>): AppConfig 
     // The value may hold a password: the message names the variable and the rule only.
     problems.set('REDIS_URL', `REDIS_URL must be ${REDIS_URL_RULE}`)
   }
+  if (typeof config.EVENTS_INGEST_LEASE_MS === 'number' && config.EVENTS_INGEST_LEASE_MS > 0 && config.EVENTS_INGEST_LEASE_MS < 1000) {
+    problems.set('EVENTS_INGEST_LEASE_MS', `EVENTS_INGEST_LEASE_MS must be ${EVENTS_INGEST_LEASE_RULE} (got ${config.EVENTS_INGEST_LEASE_MS})`)
+  }
   if (typeof config.METRICS_TOKEN === 'string' && config.METRICS_TOKEN !== '' && !/^[\x21-\x7e]{16,}$/.test(config.METRICS_TOKEN)) {
     // A secret: the message names the variable and the rule only.
     problems.set('METRICS_TOKEN', `METRICS_TOKEN must be ${METRICS_TOKEN_RULE}`)
@@ -147,12 +157,29 @@ export function loadConfig (env: Record<string, string | undefined>): AppConfig 
   if (typeof config.PAYMENT_TIP_MIN_SAT === 'number' && typeof config.PAYMENT_TIP_MAX_SAT === 'number' && config.PAYMENT_TIP_MIN_SAT > config.PAYMENT_TIP_MAX_SAT) {
     problems.set('PAYMENT_TIP_MIN_SAT', 'PAYMENT_TIP_MIN_SAT must not be above PAYMENT_TIP_MAX_SAT')
   }
+  if (typeof config.PAYMENT_WEBHOOK_URL === 'string' && config.PAYMENT_WEBHOOK_URL !== '') {
+    // The URL may hold credentials or a token, and the secret is one: messages name the rule only.
+    if (!isHttpUrl(config.PAYMENT_WEBHOOK_URL)) problems.set('PAYMENT_WEBHOOK_URL', `PAYMENT_WEBHOOK_URL must be ${PAYMENT_WEBHOOK_URL_RULE}`)
+    else if (config.PAYMENT_ADDRESS === '') problems.set('PAYMENT_WEBHOOK_URL', 'PAYMENT_WEBHOOK_URL needs PAYMENT_ADDRESS: webhooks tell of payments, which are off without it')
+    if (typeof config.PAYMENT_WEBHOOK_SECRET !== 'string' || !/^[\x21-\x7e]{32,}$/.test(config.PAYMENT_WEBHOOK_SECRET)) {
+      problems.set('PAYMENT_WEBHOOK_SECRET', `PAYMENT_WEBHOOK_SECRET must be ${PAYMENT_WEBHOOK_SECRET_RULE}`)
+    }
+  }
   if (config.PAYMENT_ADDRESS !== '' && typeof config.WEB_CONCURRENCY === 'number' && config.WEB_CONCURRENCY > 1 && config.DATABASE_URL === '') {
     // The embedded database belongs to one process.
     problems.set('DATABASE_URL', 'WEB_CONCURRENCY above 1 with payments on (PAYMENT_ADDRESS) needs DATABASE_URL: the embedded database can be opened by one process only')
   }
   if (problems.size > 0) throw new ConfigError([...problems.values()])
   return config as AppConfig
+}
+
+function isHttpUrl (value: string): boolean {
+  try {
+    const url = new URL(value)
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== ''
+  } catch {
+    return false
+  }
 }
 
 function isRedisUrl (value: string): boolean {

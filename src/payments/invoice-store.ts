@@ -178,10 +178,16 @@ export class InvoiceStore {
    * event), so that what a client reads and what the app is told agree.
    */
   async getInvoice (id: string): Promise<Invoice | undefined> {
+    return (await this.readInvoice(id))?.invoice
+  }
+
+  /** {@link getInvoice}, with the events the read wrote (its expiry), for the caller to announce. */
+  async readInvoice (id: string): Promise<{ invoice: Invoice, events: InvoiceEvent[] } | undefined> {
     const { rows } = await this.#db.query<InvoiceRow>(`SELECT ${INVOICE_COLUMNS} FROM invoices WHERE id = $1`, [id])
     const invoice = rows[0] === undefined ? undefined : invoiceOfRow(rows[0])
-    if (invoice?.state !== 'pending' || this.#clock() < invoice.expiresAtMs) return invoice
-    return this.#db.transaction(async sql => (await this.#settle(sql, await this.#lock(sql, id))).invoice)
+    if (invoice === undefined) return undefined
+    if (invoice.state !== 'pending' || this.#clock() < invoice.expiresAtMs) return { invoice, events: [] }
+    return this.#db.transaction(async sql => this.#settle(sql, await this.#lock(sql, id)))
   }
 
   /** The invoice whose memo this is: how a payment found on chain is tied to its invoice. */

@@ -7,6 +7,7 @@
  * one invoice handed to two instances may finish out of order (its `sequence` says which is newer).
  */
 import type { Database } from '../db/database.js'
+import { safeInteger } from '../db/database.js'
 import type { InvoiceEvent } from './invoice.js'
 import { eventOfRow, type EventRow } from './invoice-rows.js'
 
@@ -20,6 +21,19 @@ export interface ClaimOptions {
   limit?: number
   /** How long the claimed events stay with this caller before they are handed out again. Default 30 s. */
   leaseMs?: number
+}
+
+/**
+ * Where a given-up event's `available_at_ms` is put: beyond any clock, so that it is never due
+ * again, yet stays undelivered (and can be handed out again by setting it back).
+ */
+export const GIVEN_UP_AT_MS = Number.MAX_SAFE_INTEGER
+
+export interface OutboxBacklog {
+  /** Undelivered events still to be tried, due now or later. */
+  pending: number
+  /** Undelivered events the consumer gave up on ({@link PaymentOutbox.giveUp}). */
+  givenUp: number
 }
 
 export class PaymentOutbox {
@@ -61,6 +75,37 @@ export class PaymentOutbox {
       'UPDATE outbox SET available_at_ms = $3 WHERE consumer = $1 AND event_id = $2 AND delivered_at_ms IS NULL',
       [consumer, eventId, this.#clock() + delayMs]
     )
+  }
+
+  /**
+   * Stops handing the event out: a consumer that tried it as often as it will (a webhook whose
+   * receiver never took it). It stays undelivered, counted apart ({@link backlog}).
+   */
+  async giveUp (consumer: string, eventId: number): Promise<void> {
+    await this.#db.query(
+      'UPDATE outbox SET available_at_ms = $3 WHERE consumer = $1 AND event_id = $2 AND delivered_at_ms IS NULL',
+      [consumer, eventId, GIVEN_UP_AT_MS]
+    )
+  }
+
+  /** When the next undelivered event of `consumer` falls due (milliseconds, maybe past), or undefined when none will. */
+  async nextDueAt (consumer: string): Promise<number | undefined> {
+    const { rows } = await this.#db.query<{ at: unknown }>(
+      'SELECT min(available_at_ms) AS at FROM outbox WHERE consumer = $1 AND delivered_at_ms IS NULL AND available_at_ms < $2',
+      [consumer, GIVEN_UP_AT_MS]
+    )
+    const at = rows[0]?.at
+    return at === null || at === undefined ? undefined : safeInteger(at, 'available_at_ms')
+  }
+
+  /** Undelivered events of `consumer`: still to be tried, and given up on. */
+  async backlog (consumer: string): Promise<OutboxBacklog> {
+    const { rows } = await this.#db.query<{ pending: number, given_up: number }>(
+      `SELECT count(*) FILTER (WHERE available_at_ms < $2)::integer AS pending, count(*) FILTER (WHERE available_at_ms >= $2)::integer AS given_up
+       FROM outbox WHERE consumer = $1 AND delivered_at_ms IS NULL`,
+      [consumer, GIVEN_UP_AT_MS]
+    )
+    return { pending: rows[0]?.pending ?? 0, givenUp: rows[0]?.given_up ?? 0 }
   }
 
   /** Events of `consumer` not delivered yet, due or not. */

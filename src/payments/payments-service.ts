@@ -177,8 +177,11 @@ export class PaymentsService extends EventEmitter {
   }
 
   async getInvoice (id: string): Promise<InvoiceView | undefined> {
-    const invoice = await this.#store.invoices.getInvoice(id)
-    return invoice === undefined ? undefined : invoiceView(invoice)
+    const read = await this.#store.invoices.readInvoice(id)
+    if (read === undefined) return undefined
+    // Read past its expiry, a pending invoice expires: told like any other transition.
+    this.#written(read.events)
+    return invoiceView(read.invoice)
   }
 
   /**
@@ -187,7 +190,9 @@ export class PaymentsService extends EventEmitter {
    * @returns undefined for an unknown invoice
    */
   async checkTransaction (id: string, txid: string): Promise<CheckResult | undefined> {
-    if (await this.#store.invoices.getInvoice(id) === undefined) return undefined
+    const read = await this.#store.invoices.readInvoice(id)
+    if (read === undefined) return undefined
+    this.#written(read.events)
     const { transaction, tipHeight } = await this.#read(txid)
     const result = await this.#store.invoices.recordObservation(id, { txid, transaction, tipHeight })
     this.#written(result.events)
@@ -209,8 +214,17 @@ export class PaymentsService extends EventEmitter {
   }
 
   /**
+   * The chain's tip as the node event source reports it, for the confirmations of the payments
+   * this instance checks; what an instance that does not hold the watcher's turn does on a block.
+   */
+  noteTip (tipHeight: number): void {
+    this.#tip = tipHeight
+  }
+
+  /**
    * A new block (or a re-org: the first height that changed, less one), as the node event source
-   * reports it: every payment not final is read again, and invoices past their time expire.
+   * reports it: every payment not final is read again, and invoices past their time expire. With
+   * several instances, only the watcher's lease holder does this (chain-watcher.ts).
    */
   async onBlock (tipHeight?: number): Promise<void> {
     if (tipHeight !== undefined) this.#tip = tipHeight

@@ -2,12 +2,20 @@
  * PKOIN payments (docs/payments.md), on when PAYMENT_ADDRESS is set: the invoice store on its
  * database (DATABASE_URL, else the embedded one in DATA_DIR), `app.payments` for the app's
  * routes, and the watcher: the node event source follows the receiver, a payment to it is checked
- * on chain at once, and each block re-checks what is not final. Transitions go to the event
- * stream (`payment:<id>`) and to the app's handlers (`app.payments.on('confirmed', …)`).
+ * on chain at once, and each block re-checks what is not final (on one instance at a time: the
+ * `payments-watcher` lease). Transitions go to the event stream (`payment:<id>`), to the app's
+ * handlers (`app.payments.on('confirmed', …)`) and, with PAYMENT_WEBHOOK_URL, to a signed webhook.
  */
 import fp from 'fastify-plugin'
+import { REAL_TIMERS, type Timers } from 'pocketnet-client'
+import { ChainWatcher } from './chain-watcher.js'
 import { createPaymentStore, type PaymentStore } from './create-payment-store.js'
+import { DEFAULT_CONSUMERS } from './invoice-store.js'
+import { registerPaymentMetrics } from './payment-metrics.js'
 import { PaymentsService, invoiceView } from './payments-service.js'
+import { ALWAYS_HELD, WatcherLease, type WatcherTurn } from './watcher-lease.js'
+import { WebhookDeliveryLog } from './webhook-deliveries.js'
+import { WEBHOOK_CONSUMER, WebhookSender } from './webhook-sender.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -19,44 +27,81 @@ declare module 'fastify' {
 export interface PaymentsPluginOptions {
   /** Milliseconds since the epoch (tests). */
   now?: (() => number) | undefined
+  /** The webhook sender's and the watcher lease's timers (tests). Default REAL_TIMERS. */
+  timers?: Timers | undefined
+  /** In [0, 1), for the webhook retries' jitter (tests). Default Math.random. */
+  random?: (() => number) | undefined
 }
 
-export default fp<PaymentsPluginOptions>(async (app, { now = Date.now }) => {
+const errorFields = (err: unknown) => ({ err: { message: err instanceof Error ? err.message : String(err), code: (err as { code?: unknown } | null)?.code } })
+
+export default fp<PaymentsPluginOptions>(async (app, { now = Date.now, timers = REAL_TIMERS, random = Math.random }) => {
   const config = app.config
   if (config.PAYMENT_ADDRESS === '') {
     app.decorate('payments', undefined)
     return
   }
+  const webhooksOn = config.PAYMENT_WEBHOOK_URL !== ''
   const store: PaymentStore = await createPaymentStore({
     ...(config.DATABASE_URL === '' ? { dataDir: config.DATA_DIR } : { databaseUrl: config.DATABASE_URL }),
     clock: now,
     network: config.POCKETNET_NETWORK,
+    // With webhooks on, each event also gets a row for the sender, in the transaction that makes it.
+    consumers: webhooksOn ? [...DEFAULT_CONSUMERS, WEBHOOK_CONSUMER] : DEFAULT_CONSUMERS,
   })
+  const sender = webhooksOn
+    ? new WebhookSender({
+      outbox: store.outbox,
+      deliveries: new WebhookDeliveryLog(store.db),
+      url: config.PAYMENT_WEBHOOK_URL,
+      secret: config.PAYMENT_WEBHOOK_SECRET,
+      timeoutMs: config.PAYMENT_WEBHOOK_TIMEOUT_MS,
+      log: app.log,
+      clock: now,
+      timers,
+      random,
+    })
+    : undefined
   const payments = new PaymentsService(store, () => app.pocketnet.get(), {
     receiver: config.PAYMENT_ADDRESS,
     confirmations: config.PAYMENT_CONFIRMATIONS,
     invoiceTtlS: config.PAYMENT_INVOICE_TTL_S,
   }, event => {
     app.events.announce(`payment:${event.invoiceId}`, 'payment', { type: event.type, sequence: event.sequence, invoice: invoiceView(event.invoice) })
+    sender?.wake()
   })
   app.decorate('payments', payments)
 
-  // The watcher: the receiver is followed whether or not a stream follows it.
+  // The watcher: the receiver is followed whether or not a stream follows it. On a server shared
+  // by several instances, the per-block work is the lease holder's; the embedded database has
+  // one process, always the holder (watcher-lease.ts).
   const receivers = [config.PAYMENT_ADDRESS]
   app.events.addInterest(() => receivers)
-  const failed = (err: Error): void => { app.log.warn({ err: { message: err.message, code: (err as { code?: unknown }).code } }, 'Payments: a check on chain failed; the next block tries again') }
-  let blockWork = Promise.resolve()
-  app.events.onChainEvent(event => {
-    if (event.kind === 'transaction' && receivers.includes(event.address)) payments.onPayment(event.txid).catch(failed)
-    // One re-check at a time: blocks that come while one runs share the next.
-    if (event.kind === 'block' || event.kind === 'reorg') {
-      const tip = event.kind === 'block' ? event.height : event.height - 1
-      blockWork = blockWork.then(() => payments.onBlock(tip)).catch(failed)
-    }
+  const failed = (err: Error): void => { app.log.warn(errorFields(err), 'Payments: a check on chain failed; the next block tries again') }
+  const turn: WatcherTurn = store.db.kind === 'embedded'
+    ? ALWAYS_HELD
+    : new WatcherLease({
+      db: store.db,
+      clock: now,
+      timers,
+      // Taken over from an instance that stopped: what it may have missed is checked at once.
+      onTakeover: () => { watcher.recheck() },
+      onError: err => { app.log.warn(errorFields(err), 'Payments: the watcher lease could not be renewed; it is tried again') },
+    })
+  const watcher = new ChainWatcher(payments, turn, receivers, failed)
+  app.events.onChainEvent(event => { watcher.onChainEvent(event) })
+  registerPaymentMetrics(app.metrics.registry, turn, sender === undefined ? undefined : { sender, outbox: store.outbox })
+
+  app.addHook('onReady', async () => {
+    await turn.start()
+    payments.deliver().catch(failed)
+    sender?.wake()
   })
-  app.addHook('onReady', async () => { payments.deliver().catch(failed) })
   app.addHook('onClose', async () => {
-    await blockWork
+    // No request left in flight, the re-check finished, the lease given up, then the database.
+    await sender?.close()
+    await watcher.close()
+    await turn.close()
     await store.close()
   })
-}, { name: 'payments', dependencies: ['events', 'pocketnet-client'] })
+}, { name: 'payments', dependencies: ['events', 'pocketnet-client', 'metrics'] })

@@ -1,0 +1,45 @@
+/**
+ * The payments' metrics, read when Prometheus scrapes (no work per event): whether this instance
+ * holds the watcher's turn, and with webhooks on, the attempts by outcome and the events not
+ * delivered yet (still to be tried, and given up).
+ */
+import { Counter, Gauge, type Registry } from 'prom-client'
+import type { PaymentOutbox } from './payment-outbox.js'
+import type { WatcherTurn } from './watcher-lease.js'
+import { WEBHOOK_CONSUMER, type WebhookSender } from './webhook-sender.js'
+
+export function registerPaymentMetrics (registry: Registry, turn: WatcherTurn, webhooks?: { sender: WebhookSender, outbox: PaymentOutbox }): void {
+  // Summed over a cluster's workers: 1 on the machine whose worker holds it.
+  new Gauge({ name: 'payments_watcher_lease_held', help: '1 while this instance holds the payments watcher\'s turn (re-checks and expiry on each block), else 0', registers: [registry], aggregator: 'sum', collect () { this.set(turn.held ? 1 : 0) } }) // eslint-disable-line no-new
+  if (webhooks === undefined) return
+  const { sender, outbox } = webhooks
+  const deliveries = new Counter({
+    name: 'payments_webhook_deliveries_total',
+    help: 'Payment webhook attempts by this instance, by outcome: delivered (2xx), failed (anything else, retried later unless it was the last), given_up (the last attempt failed: the event stays undelivered)',
+    labelNames: ['outcome'],
+    registers: [registry],
+    collect () {
+      deliveries.reset()
+      deliveries.inc({ outcome: 'delivered' }, sender.counts.delivered)
+      deliveries.inc({ outcome: 'failed' }, sender.counts.failed)
+      deliveries.inc({ outcome: 'given_up' }, sender.counts.givenUp)
+    },
+  })
+  const backlog = new Gauge({
+    name: 'payments_webhook_backlog',
+    help: 'Payment events not delivered to the webhook, across instances, by state: pending (to be tried, now or after a backoff), given_up (every attempt failed)',
+    labelNames: ['state'],
+    registers: [registry],
+    // Every worker of a cluster reads the same database: one worker's count is the count.
+    aggregator: 'max',
+    async collect () {
+      try {
+        const counts = await outbox.backlog(WEBHOOK_CONSUMER)
+        backlog.set({ state: 'pending' }, counts.pending)
+        backlog.set({ state: 'given_up' }, counts.givenUp)
+      } catch {
+        // The database did not answer: the last values stand rather than failing the whole scrape.
+      }
+    },
+  })
+}

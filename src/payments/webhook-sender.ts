@@ -1,0 +1,322 @@
+/**
+ * Outgoing payment webhooks (PAYMENT_WEBHOOK_URL), as Stripe and BTCPay send theirs: each invoice
+ * event is POSTed as JSON, signed (`X-Payment-Signature: t=…,v1=<HMAC-SHA256>`, lib's
+ * signWebhook), with its idempotency key, until the receiver answers 2xx. Anything else (another
+ * status, a redirect, which is not followed, a timeout, a network error) is tried again later
+ * with exponential backoff and jitter (webhook-retry.ts), up to a number of attempts, then given
+ * up: left undelivered, counted and logged once.
+ *
+ * Events come from the outbox (consumer `webhook`), written in the transaction that made them, so
+ * none is lost across a crash; a claim is leased, so an event is sent at least once, maybe twice
+ * (the receiver dedupes on `id`). Instances claim without taking each other's rows, so no lease
+ * is needed to run one sender per instance. Each attempt is logged in `webhook_deliveries`.
+ *
+ * The sender runs on an injected clock and timers: it wakes when this instance writes an event
+ * (`wake()`), when the next retry falls due, and at least every `pollMs` (events other instances
+ * wrote and could not send). `close()` aborts the requests in flight and puts their events back,
+ * due at once, for the next start.
+ */
+import { REAL_TIMERS, signWebhook, type TimerHandle, type Timers } from 'pocketnet-client'
+import type { ClaimedEvent, PaymentOutbox } from './payment-outbox.js'
+import { invoiceView, type InvoiceView } from './payments-service.js'
+import type { InvoiceEvent, InvoiceEventType } from './invoice.js'
+import { loggableUrl, type WebhookDeliveryLog } from './webhook-deliveries.js'
+import { WEBHOOK_MAX_ATTEMPTS, webhookRetryDelayMs } from './webhook-retry.js'
+
+/** The outbox consumer whose rows the sender delivers. */
+export const WEBHOOK_CONSUMER = 'webhook'
+
+export const WEBHOOK_USER_AGENT = 'bastyon-miniapp-backend payment-webhooks/1'
+
+/** The longest snippet of a receiver's refusal kept in the delivery log and the logs. */
+export const MAX_RESPONSE_SNIPPET_BYTES = 200
+
+/** What the receiver gets, as JSON. */
+export interface WebhookBody {
+  /** `<invoiceId>:<sequence>`: the same for every attempt of this event; the receiver dedupes on it. */
+  id: string
+  type: InvoiceEventType
+  invoiceId: string
+  sequence: number
+  /** When the transition happened (ISO 8601). */
+  createdAt: string
+  /** The invoice just after it, as the API answers it. */
+  invoice: InvoiceView
+}
+
+export function webhookBody (event: InvoiceEvent): WebhookBody {
+  return {
+    id: event.idempotencyKey,
+    type: event.type,
+    invoiceId: event.invoiceId,
+    sequence: event.sequence,
+    createdAt: new Date(event.createdAtMs).toISOString(),
+    invoice: invoiceView(event.invoice),
+  }
+}
+
+/** The logger's part the sender uses (pino's signature). */
+export interface SenderLog {
+  info (fields: object, message: string): void
+  warn (fields: object, message: string): void
+  error (fields: object, message: string): void
+}
+
+export interface WebhookSenderOptions {
+  outbox: PaymentOutbox
+  deliveries: WebhookDeliveryLog
+  /** http(s)://…; credentials in it are sent as Basic authorization. */
+  url: string
+  /** The HMAC key; never logged, never stored. */
+  secret: string
+  /** How long one attempt may take, answer included. */
+  timeoutMs: number
+  log: SenderLog
+  /** Attempts before an event is given up. Default {@link WEBHOOK_MAX_ATTEMPTS}. */
+  maxAttempts?: number
+  /** Milliseconds since the epoch: retry times, the signature's timestamp, the delivery log. Default Date.now. */
+  clock?: () => number
+  /** Default REAL_TIMERS. */
+  timers?: Timers
+  /** In [0, 1), for the retries' jitter. Default Math.random. */
+  random?: () => number
+  /** The longest the sender sleeps between looks at the outbox. Default 60 s. */
+  pollMs?: number
+  /** Events sent at once, at most. Default 8. */
+  batchSize?: number
+}
+
+/** What the sender did since it started: the metrics read it. */
+export interface WebhookCounts {
+  delivered: number
+  /** Attempts that failed (each one, retried or not). */
+  failed: number
+  givenUp: number
+}
+
+/** Why an attempt's request was aborted. */
+type AbortReason = 'timeout' | 'shutdown'
+
+interface AttemptOutcome {
+  delivered: boolean
+  statusCode: number | null
+  error: string | null
+  abortedBy?: AbortReason
+}
+
+/** When nothing could be claimed but something is due (another instance holds it): look again after this. */
+const BUSY_RETRY_MS = 1000
+
+export class WebhookSender {
+  readonly counts: WebhookCounts = { delivered: 0, failed: 0, givenUp: 0 }
+  readonly #outbox: PaymentOutbox
+  readonly #deliveries: WebhookDeliveryLog
+  readonly #target: string
+  readonly #authorization: string | undefined
+  readonly #loggedUrl: string
+  readonly #secret: string
+  readonly #timeoutMs: number
+  readonly #log: SenderLog
+  readonly #maxAttempts: number
+  readonly #clock: () => number
+  readonly #timers: Timers
+  readonly #random: () => number
+  readonly #pollMs: number
+  readonly #batchSize: number
+  readonly #inFlight = new Set<AbortController>()
+  #running: Promise<void> | undefined
+  #again = false
+  #timer: TimerHandle | undefined
+  #stopped = false
+
+  constructor (options: WebhookSenderOptions) {
+    const target = new URL(options.url)
+    if (target.protocol !== 'http:' && target.protocol !== 'https:') throw new TypeError('the webhook URL must be http(s)://')
+    if (typeof options.secret !== 'string' || options.secret === '') throw new TypeError('the webhook secret must be a non-empty string')
+    this.#authorization = target.username === '' && target.password === ''
+      ? undefined
+      : `Basic ${Buffer.from(`${decodeURIComponent(target.username)}:${decodeURIComponent(target.password)}`).toString('base64')}`
+    target.username = ''
+    target.password = ''
+    this.#target = target.href
+    this.#loggedUrl = loggableUrl(options.url)
+    this.#outbox = options.outbox
+    this.#deliveries = options.deliveries
+    this.#secret = options.secret
+    this.#timeoutMs = options.timeoutMs
+    this.#log = options.log
+    this.#maxAttempts = options.maxAttempts ?? WEBHOOK_MAX_ATTEMPTS
+    this.#clock = options.clock ?? Date.now
+    this.#timers = options.timers ?? REAL_TIMERS
+    this.#random = options.random ?? Math.random
+    this.#pollMs = options.pollMs ?? 60_000
+    this.#batchSize = options.batchSize ?? 8
+  }
+
+  /** Where webhooks go, as logged: no credentials, no query. */
+  get url (): string {
+    return this.#loggedUrl
+  }
+
+  /** Sends what is due now, then sleeps until the next retry falls due; called during a pass, another follows it. */
+  wake (): void {
+    if (this.#stopped) return
+    if (this.#running !== undefined) {
+      this.#again = true
+      return
+    }
+    this.#timers.clearTimeout(this.#timer)
+    this.#timer = undefined
+    this.#running = this.#pass().then(sleepMs => {
+      this.#running = undefined
+      if (this.#stopped) return
+      if (this.#again) this.wake()
+      else this.#timer = this.#timers.setTimeout(() => this.wake(), sleepMs)
+    })
+  }
+
+  /** Resolves once no pass runs and the next wake is set (tests: before moving the clock). */
+  async whenIdle (): Promise<void> {
+    while (this.#running !== undefined) await this.#running
+  }
+
+  /** Stops: no new attempt, the ones in flight aborted and their events put back, due at once. */
+  async close (): Promise<void> {
+    this.#stopped = true
+    this.#timers.clearTimeout(this.#timer)
+    this.#timer = undefined
+    for (const controller of this.#inFlight) controller.abort('shutdown' satisfies AbortReason)
+    await this.whenIdle()
+  }
+
+  /** Sends what is due; how long to sleep after. Never throws. */
+  async #pass (): Promise<number> {
+    try {
+      this.#again = false
+      await this.#drain()
+      const due = await this.#outbox.nextDueAt(WEBHOOK_CONSUMER)
+      if (due === undefined) return this.#pollMs
+      const wait = due - this.#clock()
+      // Due already, yet not claimable: another instance holds it. Soon, not in a busy loop.
+      return wait > 0 ? Math.min(wait, this.#pollMs) : BUSY_RETRY_MS
+    } catch (err) {
+      // The database failed: what was claimed comes back when its lease lapses.
+      this.#log.warn({ err: describeError(err) }, 'Payments: the webhook sender could not read the outbox; it tries again later')
+      return this.#pollMs
+    }
+  }
+
+  /** Claims and sends due events until none is left. */
+  async #drain (): Promise<void> {
+    while (!this.#stopped) {
+      // The lease outlasts the attempt and its bookkeeping: no other instance takes the event meanwhile.
+      const claimed = await this.#outbox.claim(WEBHOOK_CONSUMER, { limit: this.#batchSize, leaseMs: this.#timeoutMs + 60_000 })
+      if (claimed.length === 0) return
+      if (this.#stopped) {
+        for (const event of claimed) await this.#outbox.retryLater(WEBHOOK_CONSUMER, event.id, 0)
+        return
+      }
+      await Promise.all(claimed.map(event => this.#deliver(event)))
+    }
+  }
+
+  async #deliver (event: ClaimedEvent): Promise<void> {
+    const body = JSON.stringify(webhookBody(event))
+    const logged = { eventId: event.id, idempotencyKey: event.idempotencyKey, attempt: event.attempts, url: this.#loggedUrl }
+    try {
+      const row = await this.#deliveries.start(event.id, this.#loggedUrl, event.attempts, this.#clock())
+      const outcome = await this.#post(body, event.idempotencyKey)
+      await this.#deliveries.finish(row, { finishedAtMs: this.#clock(), statusCode: outcome.statusCode, error: outcome.error })
+      if (outcome.delivered) {
+        await this.#outbox.ack(WEBHOOK_CONSUMER, event.id)
+        this.counts.delivered++
+        return
+      }
+      if (outcome.abortedBy === 'shutdown') {
+        await this.#outbox.retryLater(WEBHOOK_CONSUMER, event.id, 0)
+        this.#log.info(logged, 'Payments: a webhook attempt was cut short by the shutdown; the event is sent again at the next start')
+        return
+      }
+      this.counts.failed++
+      if (event.attempts >= this.#maxAttempts) {
+        await this.#outbox.giveUp(WEBHOOK_CONSUMER, event.id)
+        this.counts.givenUp++
+        this.#log.error({ ...logged, statusCode: outcome.statusCode, error: outcome.error }, 'Payments: a webhook was given up after its last attempt; the event stays undelivered')
+        return
+      }
+      const retryInMs = webhookRetryDelayMs(event.attempts, this.#random)
+      await this.#outbox.retryLater(WEBHOOK_CONSUMER, event.id, retryInMs)
+      this.#log.warn({ ...logged, statusCode: outcome.statusCode, error: outcome.error, retryInMs }, 'Payments: a webhook attempt failed; it is tried again later')
+    } catch (err) {
+      // The database failed around the attempt: the claim's lease lapses and the event comes back.
+      this.#log.warn({ ...logged, err: describeError(err) }, 'Payments: a webhook attempt could not be recorded; the event is tried again once its claim lapses')
+    }
+  }
+
+  /** One POST: 2xx delivers; the answer's body is read only for a bounded snippet of a refusal. */
+  async #post (body: string, idempotencyKey: string): Promise<AttemptOutcome> {
+    const controller = new AbortController()
+    const timeout = this.#timers.setTimeout(() => controller.abort('timeout' satisfies AbortReason), this.#timeoutMs)
+    this.#inFlight.add(controller)
+    try {
+      const headers: Record<string, string> = {
+        'content-type': 'application/json',
+        'user-agent': WEBHOOK_USER_AGENT,
+        'idempotency-key': idempotencyKey,
+        'x-payment-signature': signWebhook(this.#secret, body, Math.floor(this.#clock() / 1000)),
+      }
+      if (this.#authorization !== undefined) headers.authorization = this.#authorization
+      const response = await fetch(this.#target, { method: 'POST', headers, body, redirect: 'manual', signal: controller.signal })
+      const delivered = response.status >= 200 && response.status < 300
+      const snippet = delivered ? (await response.body?.cancel().catch(() => {}), '') : this.#redact(await readSnippet(response))
+      return { delivered, statusCode: response.status, error: delivered ? null : `answered ${response.status}${snippet === '' ? '' : `: ${JSON.stringify(snippet)}`}` }
+    } catch (err) {
+      const reason = controller.signal.aborted ? controller.signal.reason as AbortReason : undefined
+      if (reason === 'timeout') return { delivered: false, statusCode: null, error: `no answer within ${this.#timeoutMs} ms`, abortedBy: reason }
+      if (reason === 'shutdown') return { delivered: false, statusCode: null, error: 'cut short: the service shut down', abortedBy: reason }
+      return { delivered: false, statusCode: null, error: `network error: ${networkErrorText(err)}` }
+    } finally {
+      this.#timers.clearTimeout(timeout)
+      this.#inFlight.delete(controller)
+    }
+  }
+
+  /** A receiver's answer could quote the secret back: it is never stored or logged. */
+  #redact (text: string): string {
+    return text.replaceAll(this.#secret, '[secret]')
+  }
+}
+
+/** The first bytes of the answer, as text on one line; the rest is not read. */
+async function readSnippet (response: Response): Promise<string> {
+  if (response.body === null) return ''
+  const reader = response.body.getReader()
+  const chunks: Uint8Array[] = []
+  let size = 0
+  try {
+    while (size < MAX_RESPONSE_SNIPPET_BYTES) {
+      const { done, value } = await reader.read()
+      if (done) break
+      chunks.push(value)
+      size += value.byteLength
+    }
+  } catch {
+    // An answer cut short still has its status: the snippet is what came.
+  } finally {
+    await reader.cancel().catch(() => {})
+  }
+  // eslint-disable-next-line no-control-regex
+  return Buffer.concat(chunks).subarray(0, MAX_RESPONSE_SNIPPET_BYTES).toString('utf8').replace(/[\u0000-\u001f\u007f]+/g, ' ').trim()
+}
+
+/** fetch's "fetch failed" says nothing: its cause's code (ECONNREFUSED …) does. */
+function networkErrorText (err: unknown): string {
+  const cause = (err as { cause?: { code?: unknown, message?: unknown } } | null)?.cause
+  if (typeof cause?.code === 'string') return cause.code
+  if (typeof cause?.message === 'string') return cause.message.slice(0, 120)
+  return err instanceof Error ? err.message.slice(0, 120) : 'unknown'
+}
+
+function describeError (err: unknown): { message: string, code?: unknown } {
+  return { message: err instanceof Error ? err.message : String(err), code: (err as { code?: unknown } | null)?.code }
+}
