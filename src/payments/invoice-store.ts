@@ -230,8 +230,12 @@ export class InvoiceStore {
         [txid, invoiceId, proof.receivedSat, ...position, now]
       )
       if (inserted.rowCount === 0) {
+        // A payment a re-org took out of its block is dropped, even though the node still answers
+        // it without a block: on Pocketnet 0.22.7 it neither returns to the mempool nor can be
+        // sent again (docs/pocketnet-node.md). Only a block holding it again brings it back.
         const updated = await sql.query(
-          `UPDATE payments SET state = $3, height = $4, block_hash = $5, confirmations = $6, checked_at_ms = $7
+          `UPDATE payments SET state = CASE WHEN $3 = 'mempool' AND payments.state <> 'mempool' THEN 'dropped' ELSE $3 END,
+             height = $4, block_hash = $5, confirmations = $6, checked_at_ms = $7
            WHERE txid = $1 AND invoice_id = $2`,
           [txid, invoiceId, ...position, now]
         )

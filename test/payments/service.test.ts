@@ -123,10 +123,10 @@ describe('payments through the service', () => {
     assert.equal((await post(app, `/api/payments/invoices/${invoice.id}/transaction`, { txid: paid.txid })).body.data.invoice.state, 'seen')
     node.disconnectBlock()
     const back = (await post(app, `/api/payments/invoices/${invoice.id}/transaction`, { txid: paid.txid })).body.data.invoice
-    assert.equal(back.state, 'pending', 'its block is gone: the payment waits in the mempool again')
+    assert.equal(back.state, 'pending', 'its block is gone: the payment is dropped and holds the invoice no more')
     node.mineBlock()
     node.mineBlock()
-    // The watcher re-checks at each block: the front-end need not report it again.
+    // The block holding it again brings a transaction event: the front-end need not report it again.
     let again: any
     const deadline = performance.now() + 30_000
     do {
