@@ -2,7 +2,9 @@
  * The live events' metrics, read from their own counts when Prometheus scrapes (no work per
  * event): open streams, events published by topic kind, sent, replayed, resyncs, slow clients
  * dropped; the node socket's state, reconnects and the calls the ingest makes per kind; with
- * REDIS_URL, what the shared log took, found there already or could not take, and its holes.
+ * REDIS_URL, what the shared log took, found there already or could not take, and its holes;
+ * whether this instance holds the ingest lease, how often it took or lost it, and how many
+ * addresses and posts it follows for the other instances.
  */
 import { Counter, Gauge, type Registry } from 'prom-client'
 import type { NodeEventSourceStats } from 'pocketnet-client'
@@ -23,7 +25,15 @@ function countedFrom (registry: Registry, name: string, help: string, read: () =
   })
 }
 
-export function registerEventMetrics (registry: Registry, hub: EventHub, streams: StreamRegistry, source: () => NodeEventSourceStats | undefined, shared?: SharedEventLog): void {
+/** The ingest lease, read at each scrape (ingest-lease.ts, cluster-interests.ts). */
+export interface LeaseReadings {
+  held: () => boolean
+  changes: () => number
+  /** Addresses and posts followed for the other instances. */
+  othersFollowed: () => number
+}
+
+export function registerEventMetrics (registry: Registry, hub: EventHub, streams: StreamRegistry, source: () => NodeEventSourceStats | undefined, shared?: SharedEventLog, lease?: LeaseReadings): void {
   new Gauge({ name: 'events_streams_open', help: 'Event streams open now (GET /api/events)', registers: [registry], collect () { this.set(streams.size) } }) // eslint-disable-line no-new
   const published = new Counter({
     name: 'events_published_total',
@@ -56,6 +66,11 @@ export function registerEventMetrics (registry: Registry, hub: EventHub, streams
       calls.inc({ method: 'getnodeinfo' }, stats.portLookups)
     },
   })
+  if (lease !== undefined) {
+    new Gauge({ name: 'events_ingest_lease_held', help: '1 while this instance holds the ingest lease and follows the chain for every instance on the same Redis', registers: [registry], collect () { this.set(lease.held() ? 1 : 0) } }) // eslint-disable-line no-new
+    countedFrom(registry, 'events_ingest_lease_changes_total', 'Times this instance took the ingest lease or lost it', lease.changes)
+    new Gauge({ name: 'events_ingest_followed_for_others', help: 'Addresses and posts this instance follows for subscribers on the other instances (while it holds the ingest lease)', registers: [registry], collect () { this.set(lease.othersFollowed()) } }) // eslint-disable-line no-new
+  }
   if (shared === undefined) return
   const appended = new Counter({
     name: 'events_shared_total',

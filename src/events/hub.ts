@@ -7,10 +7,17 @@
  *
  * Alone, an event is delivered at once. With a shared log (shared-log.ts, REDIS_URL), it goes
  * through Redis first, and comes back to the streams of every instance in one order, this one's
- * too; while Redis cannot take it, it is delivered here alone, at once.
+ * too; while Redis cannot take it, it is delivered here alone, at once. A chain event another
+ * instance ingested comes back as an entry: it is turned back into the chain event for this
+ * instance's listeners (chain-entries.ts), each heard once whichever way it came.
+ *
+ * With REDIS_URL only one instance follows the chain at a time (ingest-lease.ts): it follows what
+ * subscribers on every instance want, which `useClusterInterests` adds to this instance's own.
  */
 import type { ChainEvent } from 'pocketnet-client'
+import { chainEventKey, chainEventOfEntry } from './chain-entries.js'
 import { EventLog, type EventLogOptions, type Missed, type StreamEvent } from './event-log.js'
+import { SeenChainEvents } from './seen-chain-events.js'
 import { compareStreamIds, type SharedEntry, type SharedEventLog } from './shared-log.js'
 import { APP_CHANNEL, userTopic, type Topic } from './topics.js'
 
@@ -29,6 +36,18 @@ export interface Following extends Subscription {
   readonly resynced: boolean
 }
 
+/** What this instance follows, or what the other instances do (cluster-interests.ts). */
+export interface Interests {
+  addresses: Iterable<string>
+  contents: Iterable<string>
+}
+
+/** The last block heard here: where an ingest started on this instance resumes. */
+export interface BlockSeen {
+  height: number
+  blockHash: string
+}
+
 /** Counts by what happened, for metrics. */
 export interface HubCounts {
   /** Events delivered on this instance, by topic kind (blocks, address, content, app, user, payment). */
@@ -41,6 +60,9 @@ function kindOf (topic: Topic): string {
   return colon < 0 ? topic : topic.slice(0, colon)
 }
 
+/** Topics whose subscribers the ingest must read for: payments to an address, a user's notifications, a post's. */
+const isFollowedTopic = (topic: Topic): boolean => topic.startsWith('address:') || topic.startsWith('user:') || topic.startsWith('content:')
+
 /** A `resync` event: the stream goes on from `id`, and what came before it must be read again. */
 const resyncEvent = (id: string, reason: string): StreamEvent => ({ id, topic: '', type: 'resync', data: { reason }, at: 0 })
 const NOT_KEPT = 'Some events after the last one seen are no longer kept: read the state again, then follow from here'
@@ -52,6 +74,11 @@ export class EventHub {
   readonly counts: HubCounts = { published: {} }
   readonly #chainListeners = new Set<(event: ChainEvent) => void>()
   readonly #interests = new Set<() => Iterable<string>>()
+  readonly #interestListeners = new Set<() => void>()
+  /** What the other instances follow, while this one follows the chain for all (cluster-interests.ts). */
+  #cluster: (() => Interests) | undefined
+  readonly #seen = new SeenChainEvents()
+  #lastBlock: BlockSeen | undefined
   /** The last block reported, so that a notification seen twice (for its address and its post) goes to a post's topic once. */
   #contentSeen = new Set<string>()
   #shared: SharedEventLog | undefined
@@ -60,8 +87,12 @@ export class EventHub {
   /** The ids of shared events, which order them across instances (events of this instance alone are not in it). */
   readonly #sharedIds = new WeakSet<StreamEvent>()
 
-  constructor (log: EventLogOptions) {
+  readonly #onListenerError: (err: unknown) => void
+
+  /** @param onListenerError told what a chain or interest listener threw (the others are still called) */
+  constructor (log: EventLogOptions, onListenerError: (err: unknown) => void = () => {}) {
     this.#log = new EventLog(log)
+    this.#onListenerError = onListenerError
   }
 
   /**
@@ -72,8 +103,13 @@ export class EventHub {
     this.#shared = log
   }
 
-  /** Hands a shared entry to this instance's streams (the shared log's `deliver`). */
+  /**
+   * Hands a shared entry to this instance's streams (the shared log's `deliver`), after its
+   * chain event to this instance's listeners when another instance ingested it.
+   */
   readonly deliverShared = (entry: SharedEntry): void => {
+    const chain = chainEventOfEntry(entry.topic, entry.type, entry.data)
+    if (chain !== undefined) this.#hearChainEvent(chain)
     this.#deliver(entry.topic, entry.type, entry.data, entry.id)
   }
 
@@ -99,27 +135,28 @@ export class EventHub {
 
   /** A chain event from the node event source, on each topic it concerns, after the service's own listeners (payments). */
   ingest (event: ChainEvent): void {
-    for (const listener of this.#chainListeners) listener(event)
+    this.#hearChainEvent(event)
     // Each key names the event whatever instance reports it: with several instances following
     // the chain, the shared log keeps it once.
+    const key = chainEventKey(event)
     switch (event.kind) {
       case 'block':
         this.#contentSeen = new Set()
-        this.#emit('blocks', 'block', { height: event.height, hash: event.blockHash, time: event.time }, `block:${event.blockHash}`)
+        this.#emit('blocks', 'block', { height: event.height, hash: event.blockHash, time: event.time }, key)
         return
       case 'reorg':
-        this.#emit('blocks', 'reorg', { height: event.height, oldHash: event.oldBlockHash, ...(event.newBlockHash === undefined ? {} : { newHash: event.newBlockHash }) },
-          `reorg:${event.height}:${event.oldBlockHash}:${event.newBlockHash ?? ''}`)
+        this.#emit('blocks', 'reorg', { height: event.height, oldHash: event.oldBlockHash, ...(event.newBlockHash === undefined ? {} : { newHash: event.newBlockHash }) }, key)
         return
       case 'transaction':
         this.#emit(`address:${event.address}`, 'transaction', {
           address: event.address, txid: event.txid, nout: event.nout, amount: event.amount, height: event.height, blockHash: event.blockHash, time: event.time, ...(event.type === undefined ? {} : { type: event.type }),
-        }, `tx:${event.blockHash}:${event.txid}:${event.nout}:${event.address}`)
+        }, key)
         return
       case 'notification': {
         const data = { type: event.type, txid: event.txid, height: event.height, blockHash: event.blockHash, time: event.time, ...event.data }
-        // Reported only for the addresses followed when the block came; logged for a stream that reconnects.
-        this.#emit(userTopic(event.address), 'notification', { address: event.address, ...data }, `user:${event.blockHash}:${event.txid}:${event.type}:${event.address}`)
+        // Reported only for the addresses followed when the block came; logged for a stream that
+        // reconnects, and the entry other instances turn back into the chain event.
+        this.#emit(userTopic(event.address), 'notification', { address: event.address, ...data }, key)
         const post = typeof event.data.posttxid === 'string' ? event.data.posttxid : undefined
         if (post !== undefined && !this.#contentSeen.has(`${post}:${event.txid}`)) {
           this.#contentSeen.add(`${post}:${event.txid}`)
@@ -129,14 +166,33 @@ export class EventHub {
     }
   }
 
-  /** Hears every chain event, before the streams do (the payments watcher). */
+  /**
+   * Hears every chain event once, before the streams do (the payments watcher): the ones this
+   * instance ingests, and with REDIS_URL the ones another instance ingested.
+   */
   onChainEvent (listener: (event: ChainEvent) => void): void {
     this.#chainListeners.add(listener)
+  }
+
+  /** The last block heard here, from this instance's ingest or another's. */
+  get lastBlock (): BlockSeen | undefined {
+    return this.#lastBlock
   }
 
   /** Adds addresses the ingest must follow whether or not a stream does (the payments' receivers). */
   addInterest (addresses: () => Iterable<string>): void {
     this.#interests.add(addresses)
+    this.#interestsChanged()
+  }
+
+  /** Called when a topic the ingest reads for gains its first subscriber or loses its last (cluster-interests.ts writes them to Redis). */
+  onInterestsChange (listener: () => void): void {
+    this.#interestListeners.add(listener)
+  }
+
+  /** Adds what other instances follow to addressesOfInterest() and contentOfInterest(), while this instance ingests for all; undefined stops it. */
+  useClusterInterests (interests: (() => Interests) | undefined): void {
+    this.#cluster = interests
   }
 
   /**
@@ -150,19 +206,29 @@ export class EventHub {
 
   /** Listens to `topics` from now on. */
   subscribe (topics: ReadonlySet<Topic>, listener: Listener): Subscription {
+    let followed = false
     for (const topic of topics) {
       let listeners = this.#byTopic.get(topic)
-      if (listeners === undefined) this.#byTopic.set(topic, listeners = new Set())
+      if (listeners === undefined) {
+        this.#byTopic.set(topic, listeners = new Set())
+        followed ||= isFollowedTopic(topic)
+      }
       listeners.add(listener)
     }
+    if (followed) this.#interestsChanged()
     return {
       topics,
       close: () => {
+        let unfollowed = false
         for (const topic of topics) {
           const listeners = this.#byTopic.get(topic)
           listeners?.delete(listener)
-          if (listeners?.size === 0) this.#byTopic.delete(topic)
+          if (listeners?.size === 0) {
+            this.#byTopic.delete(topic)
+            unfollowed ||= isFollowedTopic(topic)
+          }
         }
+        if (unfollowed) this.#interestsChanged()
       },
     }
   }
@@ -220,20 +286,54 @@ export class EventHub {
     return this.#log.lastId
   }
 
-  /** Addresses with subscribers now: to their payments or to their own notifications. */
+  /**
+   * Addresses with subscribers now, to their payments or to their own notifications: on this
+   * instance, and on every instance while this one follows the chain for all.
+   */
   addressesOfInterest (): string[] {
+    const addresses = this.localInterests().addresses
+    const cluster = this.#cluster?.()
+    return cluster === undefined ? addresses : [...new Set([...addresses, ...cluster.addresses])]
+  }
+
+  /** Posts with subscribers now: on this instance, and on every instance while this one follows the chain for all. */
+  contentOfInterest (): string[] {
+    const contents = this.localInterests().contents
+    const cluster = this.#cluster?.()
+    return cluster === undefined ? contents : [...new Set([...contents, ...cluster.contents])]
+  }
+
+  /** The addresses and posts this instance's subscribers and `addInterest` callers follow. */
+  localInterests (): { addresses: string[], contents: string[] } {
     const addresses: string[] = []
+    const contents: string[] = []
     for (const more of this.#interests) addresses.push(...more())
     for (const topic of this.#byTopic.keys()) {
       if (topic.startsWith('address:')) addresses.push(topic.slice(8))
       else if (topic.startsWith('user:')) addresses.push(topic.slice(5))
+      else if (topic.startsWith('content:')) contents.push(topic.slice(8))
     }
-    return addresses
+    return { addresses, contents }
   }
 
-  /** Posts with subscribers now. */
-  contentOfInterest (): string[] {
-    return [...this.#byTopic.keys()].filter(topic => topic.startsWith('content:')).map(topic => topic.slice(8))
+  /** Hands a chain event to the listeners, unless they heard it already (from this instance's ingest or the shared log). */
+  #hearChainEvent (event: ChainEvent): void {
+    if (!this.#seen.first(event)) return
+    if (event.kind === 'block') this.#lastBlock = { height: event.height, blockHash: event.blockHash }
+    for (const listener of this.#chainListeners) this.#call(() => listener(event))
+  }
+
+  #interestsChanged (): void {
+    for (const listener of this.#interestListeners) this.#call(listener)
+  }
+
+  /** One listener's throw must not keep the others, or the streams, from the event. */
+  #call (listener: () => void): void {
+    try {
+      listener()
+    } catch (err) {
+      this.#onListenerError(err)
+    }
   }
 
   /** Delivers the event here, or through the shared log; resolves with its id once delivered here (undefined: another instance had it already). */

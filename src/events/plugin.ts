@@ -1,44 +1,57 @@
 /**
  * Live events (docs/live-events.md): `app.events`, the hub the stream routes read and app code
- * publishes to, fed by lib's node event source (one node WebSocket per process, at most two
- * calls per block whatever the number of subscribers), and the registry of open streams.
+ * publishes to, fed by lib's node event source (one node WebSocket, at most two calls per block
+ * whatever the number of subscribers), and the registry of open streams.
  *
  * With REDIS_URL the hub shares its events with every instance on the same Redis (shared-log.ts):
- * published on one, delivered on all, replayed by any. With EVENTS_INGEST=false the hub carries
- * only what the app publishes.
+ * published on one, delivered on all, replayed by any. Only the instance holding the ingest lease
+ * (ingest-lease.ts) follows the chain, for the addresses and posts followed on every instance
+ * (cluster-interests.ts); the others get the chain events from the shared log, their listeners
+ * too. While Redis is away, each instance follows the chain for itself. With EVENTS_INGEST=false
+ * the hub carries only what the app publishes, and what other instances share.
  */
+import { randomUUID } from 'node:crypto'
 import fp from 'fastify-plugin'
-import { createNodeEventSource, type NodeEventSource } from 'pocketnet-client'
+import { REAL_TIMERS, type TimerHandle, type Timers } from 'pocketnet-client'
+import { ChainIngest } from './chain-ingest.js'
+import { ClusterInterests } from './cluster-interests.js'
 import { registerEventMetrics } from './event-metrics.js'
 import { EventHub } from './hub.js'
+import { IngestLease, type IngestRole } from './ingest-lease.js'
 import { SharedEventLog } from './shared-log.js'
 import { StreamRegistry } from './streams.js'
-import { REAL_TIMERS, type TimerHandle, type Timers } from 'pocketnet-client'
+
+/** Who follows the chain for this instance. */
+export interface IngestStatus {
+  /** `off`: EVENTS_INGEST=false; `solo`: no lease (no REDIS_URL, or EVENTS_INGEST_LEASE_MS=0), this instance follows the chain for itself; else its role in the ingest lease. */
+  readonly role: 'off' | 'solo' | IngestRole
+  /** Whether this instance's node event source runs now. */
+  readonly running: boolean
+}
 
 declare module 'fastify' {
   interface FastifyInstance {
     /** Publish the mini-app's own events (`app.events.publish('room-7', {...})` reaches `app:room-7`), and the stream's hub. */
     events: EventHub
     eventStreams: StreamRegistry
+    eventIngest: IngestStatus
   }
 }
 
-/** How long the ingest waits to try again when no node answered at its start. */
-const INGEST_RETRY_MS = 30_000
 /** How often an instance looks in Redis for shared events whose message it missed (while reconnecting). */
 const SHARED_CATCH_UP_MS = 1000
 
 export interface EventsPluginOptions {
   /** Milliseconds since the epoch (tests). */
   now?: (() => number) | undefined
-  /** Keep-alives, long-poll waits and the shared log's catch-up (tests move them by hand). */
+  /** Keep-alives, long-poll waits, the shared log's catch-up, the ingest lease and the interests' refresh (tests move them by hand). */
   timers?: Timers | undefined
 }
 
 export default fp<EventsPluginOptions>(async (app, { now = Date.now, timers = REAL_TIMERS }) => {
   const config = app.config
   const retain = { maxEvents: config.EVENTS_RETAIN, maxAgeMs: config.EVENTS_RETAIN_S * 1000 }
-  const hub = new EventHub({ ...retain, now })
+  const hub = new EventHub({ ...retain, now }, err => app.log.warn({ err: { message: (err as Error)?.message } }, 'Chain events: a listener threw'))
   const streams = new StreamRegistry({
     maxStreams: config.EVENTS_MAX_STREAMS,
     maxPerClient: config.EVENTS_MAX_STREAMS_PER_CLIENT,
@@ -51,8 +64,13 @@ export default fp<EventsPluginOptions>(async (app, { now = Date.now, timers = RE
   let closing = false
   let shared: SharedEventLog | undefined
   let catchUp: TimerHandle | undefined
-  if (app.redis !== undefined) {
-    shared = new SharedEventLog(app.redis, retain, hub.deliverShared, hub.lostShared)
+  let interests: ClusterInterests | undefined
+  let lease: IngestLease | undefined
+  const link = app.redis
+  const instanceId = randomUUID()
+  const leaseMs = config.EVENTS_INGEST_LEASE_MS
+  if (link !== undefined) {
+    shared = new SharedEventLog(link, retain, hub.deliverShared, hub.lostShared)
     hub.share(shared)
     const log = shared
     const check = (): void => {
@@ -62,39 +80,76 @@ export default fp<EventsPluginOptions>(async (app, { now = Date.now, timers = RE
     }
     catchUp = timers.setTimeout(check, SHARED_CATCH_UP_MS)
   }
+  // With the lease, what this instance follows is written whether or not it may follow the chain: whoever does follows it too.
+  if (link !== undefined && leaseMs > 0) {
+    const cluster = interests = new ClusterInterests(link, {
+      instanceId,
+      ttlMs: leaseMs,
+      timers,
+      local: () => hub.localInterests(),
+      onTruncated: what => app.log.warn(`Chain events: ${what}`),
+    })
+    hub.onInterestsChange(() => cluster.changed())
+  }
 
-  let source: NodeEventSource | undefined
-  registerEventMetrics(app.metrics.registry, hub, streams, () => source?.stats(), shared)
-  let retry: NodeJS.Timeout | undefined
-  /** Follows the chain once the client exists; while no node answers, tries again later, never failing the start. */
-  const startIngest = (): void => {
-    app.pocketnet.get().then(api => {
-      if (closing) return
-      source = createNodeEventSource({
-        api,
-        onEvent: event => {
-          // The answers that follow the tip are dropped now, not at the next probe.
-          if (event.kind === 'block') api.noteBlock(event.height)
-          hub.ingest(event)
-        },
-        onError: err => app.log.warn({ code: err.code }, `Chain events: ${err.message}`),
-        addressesOfInterest: () => hub.addressesOfInterest(),
-        contentOfInterest: () => hub.contentOfInterest(),
-      })
-    }, (err: Error) => {
-      if (closing) return
-      app.log.warn({ code: (err as { code?: unknown }).code }, `Chain events wait for a node: ${err.message}; trying again in ${INGEST_RETRY_MS / 1000} s`)
-      retry = setTimeout(startIngest, INGEST_RETRY_MS).unref()
+  // A new block drops the answers that follow the tip at once, whichever instance ingested it.
+  hub.onChainEvent(event => { if (event.kind === 'block') app.pocketnet.peek()?.noteBlock(event.height) })
+
+  const ingest = new ChainIngest({
+    hub,
+    client: () => app.pocketnet.get(),
+    resumeFrom: async () => hub.lastBlock ?? await lease?.readTip(),
+    onBlock: block => lease?.noteTip(block),
+    onError: err => app.log.warn({ code: err.code }, `Chain events: ${err.message}`),
+    onNoNode: (err, retryMs) => app.log.warn({ code: (err as { code?: unknown }).code }, `Chain events wait for a node: ${err.message}; trying again in ${retryMs / 1000} s`),
+  })
+
+  // EVENTS_INGEST_LEASE_MS=0: every instance follows the chain itself, and the shared log keeps each event once.
+  if (config.EVENTS_INGEST && link !== undefined && leaseMs > 0) {
+    lease = new IngestLease(link, {
+      ttlMs: leaseMs,
+      timers,
+      // What a new holder resumes from is of no use once its events are no longer kept.
+      tipTtlMs: Math.max(leaseMs, config.EVENTS_RETAIN_S * 1000),
+      holderId: instanceId,
+      onRole (role, previous) {
+        const ingesting = role === 'holder' || role === 'alone'
+        interests?.setReading(ingesting)
+        hub.useClusterInterests(ingesting ? interests?.others : undefined)
+        if (role === 'alone') app.log.warn('Chain events: Redis has not answered for a whole ingest lease: following the chain on this instance until it is back')
+        else if (role === 'holder') app.log.info('Chain events: this instance holds the ingest lease and follows the chain for every instance')
+        else if (previous !== 'waiting') app.log.info('Chain events: another instance holds the ingest lease: its events come from the shared log')
+        if (closing) return
+        if (ingesting) ingest.start()
+        else ingest.stop().catch(() => {})
+      },
     })
   }
-  if (config.EVENTS_INGEST) app.addHook('onReady', async () => startIngest())
+
+  app.decorate('eventIngest', {
+    get role () { return !config.EVENTS_INGEST ? 'off' : lease?.role ?? 'solo' },
+    get running () { return ingest.running },
+  } satisfies IngestStatus)
+
+  registerEventMetrics(app.metrics.registry, hub, streams, () => ingest.stats(), shared, lease === undefined
+    ? undefined
+    : { held: () => lease?.role === 'holder', changes: () => lease?.changes ?? 0, othersFollowed: () => interests?.size ?? 0 })
+
+  app.addHook('onReady', async () => {
+    interests?.start()
+    if (!config.EVENTS_INGEST) return
+    if (lease === undefined) ingest.start()
+    else await lease.start()
+  })
   // Streams end before the server waits for its requests to finish: they never would.
   app.addHook('preClose', async () => {
     closing = true
-    clearTimeout(retry)
     timers.clearTimeout(catchUp)
-    shared?.close()
     streams.closeAll()
-    await source?.close()
+    // The socket closes before the lease is released: the next holder resumes where this one stopped.
+    await ingest.stop()
+    await lease?.close()
+    await interests?.close()
+    shared?.close()
   })
 }, { name: 'events', dependencies: ['redis', 'pocketnet-client', 'metrics'] })

@@ -99,9 +99,9 @@ describe('the event stream across instances (REDIS_URL)', () => {
     assert.deepEqual(values(onA.frames).slice(3), [4, 5], 'and then no more resyncs')
   })
 
-  it('keeps once a block that the ingest of both instances reports', async (t) => {
+  it('keeps once a block that the ingest of both instances reports (the ingest lease off)', async (t) => {
     const [redis, node] = await Promise.all([startRedis(t), startEmulator(t)])
-    const [a, b] = await twoInstances(t, redis, { EVENTS_INGEST: 'true' }, [node.url])
+    const [a, b] = await twoInstances(t, redis, { EVENTS_INGEST: 'true', EVENTS_INGEST_LEASE_MS: '0' }, [node.url])
     const onA = await openStream(t, `${a.url}/api/events?topics=blocks,app:mark`)
     const onB = await openStream(t, `${b.url}/api/events?topics=blocks,app:mark`)
     const sharedOutcomes = async (): Promise<number> => {
