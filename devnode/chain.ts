@@ -1,7 +1,7 @@
 /**
  * The emulator's chain: a block per height (hash, time), each with its transactions and the social
  * notifications it carries, a mempool of what the next block will hold, and a tip that can be
- * disconnected (a re-org) and replaced by a block with another hash.
+ * disconnected (a re-org), then replaced by a block with another hash or connected again.
  *
  * Blocks below the height the chain starts at hold nothing; their hashes are derived from the
  * chain's seed, so two emulators given the same chain (a node switch) agree on every block.
@@ -118,6 +118,8 @@ export class ChainHistory {
   readonly #listeners = new Set<ChainListener>()
   #pendingTransactions: ChainTransaction[] = []
   #pendingNotifications: ChainNotification[] = []
+  /** Blocks a re-org disconnected, the latest last: what they held is in no block and no mempool. */
+  #disconnected: ChainBlock[] = []
 
   constructor (options: ChainHistoryOptions) {
     if (!Number.isInteger(options.height) || options.height < 1) throw new RangeError(`height must be a whole number from 1, not ${options.height}`)
@@ -159,13 +161,17 @@ export class ChainHistory {
     return this.#pendingTransactions
   }
 
-  /** A transaction by its txid, with the block holding it (none while it is in the mempool), or undefined. */
+  /**
+   * A transaction by its txid, with the block holding it, or undefined. Without a block: in the
+   * mempool, or left out of the chain by a re-org (the node answers both alike).
+   */
   findTransaction (txid: string): { transaction: ChainTransaction, block?: ChainBlock } | undefined {
     for (const block of this.#blocks) {
       const transaction = block.transactions.find(each => each.txid === txid)
       if (transaction !== undefined) return { transaction, block }
     }
-    const pending = this.#pendingTransactions.find(each => each.txid === txid)
+    const pending = this.#pendingTransactions.find(each => each.txid === txid) ??
+      this.#disconnected.flatMap(block => block.transactions).find(each => each.txid === txid)
     return pending === undefined ? undefined : { transaction: pending }
   }
 
@@ -213,16 +219,31 @@ export class ChainHistory {
   }
 
   /**
-   * Disconnects the tip, as a re-org does: the height goes down by one, and what the block held
-   * goes back to the mempool (a node returns a disconnected block's transactions to it), ahead of
-   * anything pending. The block the chain started at cannot be disconnected.
+   * Disconnects the tip, as a re-org (`invalidateblock`) does on a 0.22.7 node: the height goes
+   * down by one, and what the block held is in no block and not in the mempool either: the node
+   * still answers its transactions, without a block, but never mines them again, and only the
+   * block itself coming back (reconnectTip) brings them back. The block the chain started at
+   * cannot be disconnected.
    */
   disconnectTip (): ChainBlock {
     if (this.#blocks.length === 1) throw new Error('The block the chain started at cannot be disconnected')
     const block = this.#blocks.pop() as ChainBlock
-    this.#pendingTransactions = [...block.transactions, ...this.#pendingTransactions]
-    this.#pendingNotifications = [...block.notifications, ...this.#pendingNotifications]
+    this.#disconnected.push(block)
     for (const listener of this.#listeners) listener.disconnected?.(block)
+    return block
+  }
+
+  /**
+   * Connects again the block disconnected last, with its hash and what it held (`reconsiderblock`):
+   * only while the tip is still its parent, i.e. before another block took its height.
+   */
+  reconnectTip (): ChainBlock {
+    const block = this.#disconnected.at(-1)
+    if (block === undefined) throw new Error('No disconnected block to connect again')
+    if (block.height !== this.tip.height + 1) throw new Error(`The disconnected block ${block.height} no longer follows the tip (${this.tip.height}): another block took its height`)
+    this.#disconnected.pop()
+    this.#blocks.push(block)
+    for (const listener of this.#listeners) listener.connected?.(block)
     return block
   }
 

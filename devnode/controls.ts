@@ -1,6 +1,6 @@
 /**
  * The emulator's controls over HTTP, for the demo and for tests in another process: pay from an
- * address to an address with a memo, mine a block, disconnect the tip (a re-org). Off unless
+ * address to an address with a memo, mine a block, disconnect the tip (a re-org) and connect it again. Off unless
  * `createEmulator({ controls: true })` (`npm run devnode` and `npm run demo` turn them on). They
  * live under `/devnode/`, a path no node method uses, on the emulator's own port; JSON in and out.
  *
@@ -24,7 +24,7 @@ export interface ControlOptions {
   remote?: boolean
 }
 
-/** Where the controls live: `POST <emulator url>/devnode/pay`, `/devnode/mine`, `/devnode/disconnect`. */
+/** Where the controls live: `POST <emulator url>/devnode/pay`, `/devnode/mine`, `/devnode/disconnect`, `/devnode/reconnect`. */
 export const CONTROLS_PATH = '/devnode'
 
 /** Pays when a payment names no `from`: a made-up wallet of the emulator's, the same every run. */
@@ -199,6 +199,16 @@ export function createControls (chain: ChainHistory, options: ControlOptions = {
         disconnected: { height: block.height, hash: block.hash, txids: block.transactions.map(transaction => transaction.txid) },
       }
     },
+    reconnect (body) {
+      expectNothing(body, 'reconnect')
+      let block
+      try {
+        block = chain.reconnectTip()
+      } catch (err) {
+        throw new ControlError(409, 'CANNOT_RECONNECT', (err as Error).message)
+      }
+      return { height: block.height, hash: block.hash }
+    },
   }
 
   function actionOf (url: string): Action | undefined {
@@ -214,7 +224,7 @@ export function createControls (chain: ChainHistory, options: ControlOptions = {
       throw new ControlError(403, 'BROWSER_REFUSED', 'the emulator\'s controls answer no browser: call them from a program or curl (the demo page pays through the demo\'s own route)')
     }
     const action = actionOf(request.url ?? '/')
-    if (action === undefined) throw new ControlError(404, 'NOT_FOUND', `no control at ${new URL(request.url ?? '/', 'http://emulator').pathname}: POST ${CONTROLS_PATH}/pay, ${CONTROLS_PATH}/mine or ${CONTROLS_PATH}/disconnect`)
+    if (action === undefined) throw new ControlError(404, 'NOT_FOUND', `no control at ${new URL(request.url ?? '/', 'http://emulator').pathname}: POST ${CONTROLS_PATH}/pay, ${CONTROLS_PATH}/mine, ${CONTROLS_PATH}/disconnect or ${CONTROLS_PATH}/reconnect`)
     if (request.method !== 'POST') throw new ControlError(405, 'METHOD_NOT_ALLOWED', 'the controls take POST only')
     return action(await jsonBody(request))
   }

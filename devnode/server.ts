@@ -109,9 +109,13 @@ export interface Emulator {
   addNotification (notification: NewNotification): ChainNotification
   /**
    * Disconnects the tip (a re-org): the height goes down by one, and the next mineBlock() puts a
-   * block with another hash there. Nothing is pushed, as on a real node.
+   * block with another hash there. Nothing is pushed, as on a real node. What the block held is
+   * answered without a block and never mined again (as on 0.22.7), unless reconnectBlock() brings
+   * the block back.
    */
   disconnectBlock (): ChainBlock
+  /** Connects the block disconnected last again, while the tip is still its parent (`reconsiderblock`). */
+  reconnectBlock (): ChainBlock
   /** The node's WebSocket: its URL and the test controls (drop, stall, refuse). */
   webSocket: WebSocketControls
   dataset: Dataset
@@ -358,6 +362,7 @@ export async function createEmulator (options: EmulatorOptions = {}): Promise<Em
     addTransaction: transaction => history.addTransaction(transaction),
     addNotification: notification => history.addNotification(notification),
     disconnectBlock: () => history.disconnectTip(),
+    reconnectBlock: () => history.reconnectTip(),
     webSocket,
     dataset,
     setWorkQueue (model) {

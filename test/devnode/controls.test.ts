@@ -94,7 +94,7 @@ describe('the emulator\'s controls', () => {
     assert.deepEqual(second?.outputs, [{ address: RECEIVER, amount: 5_000_000 - PAYMENT_FEE_SAT }, { memo: hex('кофе ☕'), amount: 0 }])
   })
 
-  it('disconnects the tip (a re-org): the payment goes back to the mempool, and the next block has another hash', async (t) => {
+  it('disconnects the tip (a re-org): the payment is left out of the next block, which has another hash; reconnect brings a block back while it fits', async (t) => {
     const node = await startEmulator(t, { controls: true })
     const refused = await control(node, 'disconnect')
     assert.equal(refused.status, 409, 'the block the chain started at stays')
@@ -109,11 +109,17 @@ describe('the emulator\'s controls', () => {
       hash: node.chain.tip.hash,
       disconnected: { height: mined.body.height, hash: mined.body.hash, txids: [txid] },
     })
-    assert.equal((await rpc(node, 'getrawtransaction', [txid])).result.height, undefined, 'back in the mempool')
+    assert.equal((await rpc(node, 'getrawtransaction', [txid])).result.height, undefined, 'answered without a block')
+    const back = await control(node, 'reconnect')
+    assert.deepEqual([back.status, back.body], [200, { height: mined.body.height, hash: mined.body.hash }])
+    assert.equal((await rpc(node, 'getrawtransaction', [txid])).result.blockHash, mined.body.hash)
+    await control(node, 'disconnect')
     const again = await control(node, 'mine', {})
     assert.equal(again.body.height, mined.body.height)
     assert.notEqual(again.body.hash, mined.body.hash)
-    assert.equal((await rpc(node, 'getrawtransaction', [txid])).result.blockHash, again.body.hash)
+    assert.equal((await rpc(node, 'getrawtransaction', [txid])).result.blockHash, undefined, 'never mined again in another block (0.22.7)')
+    const late = await control(node, 'reconnect')
+    assert.deepEqual([late.status, late.body.error.code], [409, 'CANNOT_RECONNECT'])
   })
 
   it('answers 400 saying why for an address of another network, a typo, an amount that is not a positive safe integer, a memo over 80 bytes, and adds nothing', async (t) => {
@@ -165,7 +171,7 @@ describe('the emulator\'s controls', () => {
     const node = await startEmulator(t, { controls: true })
     const unknown = await control(node, 'burn', {})
     assert.equal(unknown.status, 404)
-    assert.deepEqual(unknown.body.error, { code: 'NOT_FOUND', message: 'no control at /devnode/burn: POST /devnode/pay, /devnode/mine or /devnode/disconnect' })
+    assert.deepEqual(unknown.body.error, { code: 'NOT_FOUND', message: 'no control at /devnode/burn: POST /devnode/pay, /devnode/mine, /devnode/disconnect or /devnode/reconnect' })
     const got = await fetch(`${node.url}${CONTROLS_PATH}/mine`)
     assert.deepEqual([got.status, (await got.json()).error.code], [405, 'METHOD_NOT_ALLOWED'])
     assert.equal(node.height, node.chain.tip.height)

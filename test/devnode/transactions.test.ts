@@ -16,7 +16,7 @@ async function rpc (url: string, method: string, params: unknown[]): Promise<{ r
 const MEMO = Buffer.from('inv_0001').toString('hex')
 
 describe('the emulator\'s transactions', () => {
-  it('gives a payment from the mempool without a block, then with its block, and back in the mempool after a disconnect', async (t) => {
+  it('gives a payment from the mempool without a block, then with its block, without one after a disconnect (never mined again), and with it once the block is connected again', async (t) => {
     const node = await startEmulator(t)
     const [payer, receiver] = node.dataset.users.map(user => user.address) as [string, string]
     const paid = node.addTransaction({
@@ -38,10 +38,26 @@ describe('the emulator\'s transactions', () => {
     assert.deepEqual((await rpc(node.url, 'gettransactions', [[paid.txid]])).result, [mined])
 
     node.disconnectBlock()
-    const back = (await rpc(node.url, 'getrawtransaction', [paid.txid])).result
-    assert.equal(back.height, undefined, 'back in the mempool')
+    const out = (await rpc(node.url, 'getrawtransaction', [paid.txid])).result
+    assert.deepEqual([out.height, out.blockHash], [undefined, undefined], 'answered without a block, as a 0.22.7 node does')
+    // The node does not mine it again in the block that takes its height.
     node.mineBlock()
-    assert.equal((await rpc(node.url, 'getrawtransaction', [paid.txid])).result.height, node.height)
+    assert.equal((await rpc(node.url, 'getrawtransaction', [paid.txid])).result.height, undefined)
+    assert.deepEqual(node.chain.tip.transactions, [])
+    // Only its own block coming back brings it back, and only while that block still fits.
+    assert.throws(() => node.reconnectBlock(), /another block took its height/)
+  })
+
+  it('connects a disconnected block again with its hash and what it held', async (t) => {
+    const node = await startEmulator(t)
+    const [payer, receiver] = node.dataset.users.map(user => user.address) as [string, string]
+    const paid = node.addTransaction({ inputs: [{ address: payer, amount: 2 }], outputs: [{ address: receiver, amount: 1 }] })
+    const block = node.chain.mine()
+    assert.deepEqual(node.disconnectBlock(), block)
+    assert.deepEqual(node.reconnectBlock(), block)
+    const back = (await rpc(node.url, 'getrawtransaction', [paid.txid])).result
+    assert.deepEqual([back.height, back.blockHash, node.height], [block.height, block.hash, block.height])
+    assert.throws(() => node.reconnectBlock(), /No disconnected block/)
   })
 
   it('fails for a txid it never saw, and for params of the wrong type, as the node does', async (t) => {
