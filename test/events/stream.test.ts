@@ -4,6 +4,8 @@
  * nothing.
  */
 import assert from 'node:assert/strict'
+import { once } from 'node:events'
+import { connect } from 'node:net'
 import { describe, it } from 'node:test'
 import { addressOf, testKey } from '../../devnode/bastyon-host.js'
 import { startApp, type TestApp, type TestAppOptions } from '../helpers/build-app.js'
@@ -268,5 +270,22 @@ describe('the event stream', () => {
     await waitFor('the stream to end', () => stream.ended)
     const answered = await poll
     assert.deepEqual([answered.status, answered.body.data.events], [200, []], 'a waiting long-poll is answered at once')
+  })
+
+  it('closes a stream\'s connection once the stream ends, even for a client that stopped reading without closing it', { timeout: 30_000 }, async (t) => {
+    const { app } = await service(t, {}, false)
+    // A client that stops reading and never closes: kept alive after the stream's end, the
+    // connection would hold the server's close for the whole keep-alive timeout (72 s).
+    const socket = connect(Number(new URL(app.url).port), '127.0.0.1')
+    t.after(() => { socket.destroy() })
+    await once(socket, 'connect')
+    socket.write('GET /api/events?topics=blocks HTTP/1.1\r\nHost: test\r\n\r\n')
+    const [head] = await once(socket, 'data') as [Buffer]
+    assert.match(head.toString(), /^HTTP\/1\.1 200 [^]*\r\nconnection: close\r\n/i)
+    socket.pause()
+    const closedByServer = once(socket, 'end')
+    await app.app.close()
+    socket.resume()
+    await closedByServer
   })
 })

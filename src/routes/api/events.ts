@@ -51,6 +51,10 @@ const eventRoutes: FastifyPluginAsyncTypebox = async (app) => {
       .header('cache-control', 'no-store')
       // Proxies (nginx) would otherwise buffer the stream.
       .header('x-accel-buffering', 'no')
+      // Once a stream ends (shutdown, a slow reader dropped), its connection closes: kept alive, a
+      // client that stopped reading without closing it would hold the server's close for the
+      // whole keep-alive timeout.
+      .header('connection', 'close')
       .send(stream.body)
   })
 
