@@ -12,6 +12,7 @@ import { ripemd160 } from '@noble/hashes/legacy.js'
 import { sha256 } from '@noble/hashes/sha2.js'
 import bs58check from 'bs58check'
 import { ADDRESS_VERSION, NETWORK_NAME, networkOfVersion, type PocketnetNetwork } from '../address.js'
+import { CodedError } from '../coded-error.js'
 
 /** Every code {@link verifySignature} can throw, with what it means. */
 export const SIGNATURE_ERROR_CODES = {
@@ -30,13 +31,8 @@ export const SIGNATURE_ERROR_CODES = {
 export type SignatureErrorCode = keyof typeof SIGNATURE_ERROR_CODES
 
 /** A signature that was refused; `code` is stable, the message says which rule in words. */
-export class SignatureError extends Error {
-  readonly code: SignatureErrorCode
-  constructor (code: SignatureErrorCode, message: string) {
-    super(message)
-    this.name = 'SignatureError'
-    this.code = code
-  }
+export class SignatureError extends CodedError<SignatureErrorCode> {
+  override name = 'SignatureError'
 }
 
 export interface VerifyOptions {

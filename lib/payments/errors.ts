@@ -2,6 +2,7 @@
  * What the payment proof refuses. Match on `err.code`: stable strings, as the rest of the client's
  * errors. Messages quote what was refused (an amount, a field), never a node's URL.
  */
+import { CodedError } from '../coded-error.js'
 
 export const PAYMENT_ERROR_CODES = {
   PAYMENT_ERR_AMOUNT: 'An amount is not a whole number of satoshi in range: negative, fractional satoshi, not a number, or too large to be exact.',
@@ -13,12 +14,6 @@ export const PAYMENT_ERROR_CODES = {
 export type PaymentErrorCode = keyof typeof PAYMENT_ERROR_CODES
 
 /** A value refused by the payment helpers; `code` says which rule, the message says what was seen. */
-export class PaymentError extends Error {
-  readonly code: PaymentErrorCode
-
-  constructor (code: PaymentErrorCode, message: string) {
-    super(message)
-    this.name = 'PaymentError'
-    this.code = code
-  }
+export class PaymentError extends CodedError<PaymentErrorCode> {
+  override name = 'PaymentError'
 }

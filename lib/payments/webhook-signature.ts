@@ -6,6 +6,7 @@
  * its payment webhooks with this (`X-Payment-Signature`); a receiver needs only this file.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto'
+import { CodedError } from '../coded-error.js'
 
 /** The header the service's payment webhooks carry the signature in. */
 export const WEBHOOK_SIGNATURE_HEADER = 'X-Payment-Signature'
@@ -22,14 +23,8 @@ export const WEBHOOK_SIGNATURE_ERROR_CODES = {
 export type WebhookSignatureErrorCode = keyof typeof WEBHOOK_SIGNATURE_ERROR_CODES
 
 /** A webhook refused; `code` says which rule. Messages never quote the secret or a signature. */
-export class WebhookSignatureError extends Error {
-  readonly code: WebhookSignatureErrorCode
-
-  constructor (code: WebhookSignatureErrorCode, message: string) {
-    super(message)
-    this.name = 'WebhookSignatureError'
-    this.code = code
-  }
+export class WebhookSignatureError extends CodedError<WebhookSignatureErrorCode> {
+  override name = 'WebhookSignatureError'
 }
 
 function checkSecret (secret: unknown): asserts secret is string {
