@@ -24,6 +24,14 @@ export interface CallOptions {
    * transaction a re-org may have moved): the answer is not kept either. Default false.
    */
   fresh?: boolean
+  /**
+   * Asks this node only (its `name` in {@link PocketNetProxyApi.nodes}, "node 2"): for a second
+   * opinion, such as a payment read again from another node. No failover, no hedge, no cache
+   * (as with `fresh`). A node that is not usable now fails the call at once with
+   * RPC_ERR_UNAVAILABLE; one that fails it fails it with the usual codes. A name of no node is a
+   * TypeError.
+   */
+  node?: string
 }
 
 /**
@@ -128,13 +136,14 @@ export class PocketNetProxyApi {
     const load = (deadlineMs?: number) => this.#pool.run(method, async (node, timeoutMs, cancel) => {
       const answer = await node.transport.post(method, params, { timeoutMs, cancel })
       return { value: answer.result, bytes: answer.bytes }
-    }, this.#runOptionsWithin(deadlineMs))
+    }, this.#runOptionsWithin(deadlineMs, options.node))
     return untilAborted(this.#cached(method, ResultCache.key(method, params), load, options), options.signal)
   }
 
-  /** The cache's answer (or a call in flight), or, with `fresh`, a call of its own. */
+  /** The cache's answer (or a call in flight), or, with `fresh` or `node`, a call of its own. */
   #cached<T> (method: string, key: string, load: (deadlineMs?: number) => Promise<{ value: T, bytes: number }>, options: CallOptions): Promise<T> {
-    if (options.fresh === true) return load().then(answer => answer.value)
+    // One node's own answer is asked for: another node's, cached or shared, would not do.
+    if (options.fresh === true || options.node !== undefined) return load().then(answer => answer.value)
     return this.#cache.get(method, key, load)
   }
 
@@ -145,7 +154,7 @@ export class PocketNetProxyApi {
     const load = (deadlineMs?: number) => this.#pool.run(name, async (node, timeoutMs, cancel) => {
       const answer = await node.transport.post(name, forNodeVersion(method, wire, node.health.version), { timeoutMs, cancel })
       return { value: checkShape(name, method, answer.result), bytes: answer.bytes }
-    }, this.#runOptionsWithin(deadlineMs))
+    }, this.#runOptionsWithin(deadlineMs, options.node))
     return untilAborted(this.#cached(name, ResultCache.key(name, wire), load, options), options.signal)
   }
 
@@ -212,16 +221,21 @@ export class PocketNetProxyApi {
       // A caller's getnodeinfo tells the pool about new blocks as well as its probes do.
       if (spec === getnodeinfo as unknown) this.#pool.noteNodeInfo(node, value as NodeInfo)
       return { value, bytes: answer.bytes }
-    }, this.#runOptionsWithin(deadlineMs))
+    }, this.#runOptionsWithin(deadlineMs, options.node))
     // Shared with identical calls in flight, so one caller's abort must not cancel the upstream call.
     const key = ResultCache.key(spec.name, wire)
     return untilAborted(this.#cached(spec.name, key, load, options), options.signal)
   }
 
-  /** The run options, with a shorter deadline when part of the call's went on waiting for another instance. */
-  #runOptionsWithin (deadlineMs: number | undefined): RunOptions {
-    if (deadlineMs === undefined || deadlineMs >= this.#runOptions.deadlineMs) return this.#runOptions
-    return { deadlineMs, attemptTimeoutMs: Math.min(deadlineMs, this.#runOptions.attemptTimeoutMs) }
+  /**
+   * The run options, with a shorter deadline when part of the call's went on waiting for another
+   * instance, and the one node asked for, if any.
+   */
+  #runOptionsWithin (deadlineMs: number | undefined, node: string | undefined): RunOptions {
+    const run = deadlineMs === undefined || deadlineMs >= this.#runOptions.deadlineMs
+      ? this.#runOptions
+      : { deadlineMs, attemptTimeoutMs: Math.min(deadlineMs, this.#runOptions.attemptTimeoutMs) }
+    return node === undefined ? run : { ...run, node }
   }
 
   #assertOpen (method: string): void {

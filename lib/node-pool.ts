@@ -22,6 +22,8 @@
  *   call, once sent, is also sent to a second usable node where it fits as a new call would
  *   (tried again a delay later when none has room); the first success wins and the other is
  *   aborted. A hedge buys speed, so it never goes to a node out of step with the tip.
+ * - A call for one named node (`RunOptions.node`: a second opinion, where another node's answer
+ *   would not do) goes there only if it is usable, and neither fails over nor hedges.
  */
 import { Cancel } from './cancel.js'
 import { agreedTip, NO_TIP, standingOf, type ChainStanding, type ChainTip } from './chain-tip.js'
@@ -101,6 +103,11 @@ export interface PoolOptions {
 export interface RunOptions {
   deadlineMs: number
   attemptTimeoutMs: number
+  /**
+   * Only this node (its name in {@link NodePool.snapshot}), only while it is usable: no failover,
+   * no hedge. For asking a second node what the first said, where any other answer would not do.
+   */
+  node?: string | undefined
 }
 
 /** One try on one node; `cancel` is the attempt's own (see transport.ts PostOptions). */
@@ -154,7 +161,7 @@ interface CallHost {
   readonly hedging: boolean
   readonly onAttempt: PoolOptions['onAttempt']
   readonly onOverload: PoolOptions['onOverload']
-  place (exclude: ReadonlySet<PoolNode>, deadline: number, hedge: boolean): Placement | Refusal | undefined
+  place (exclude: ReadonlySet<PoolNode>, deadline: number, hedge: boolean, only: PoolNode | undefined): Placement | Refusal | undefined
   hedgeDelayMs (): number
   recordSuccess (node: PoolNode, latencyMs: number): void
   recordFailure (node: PoolNode, err: RpcClientError): void
@@ -185,6 +192,8 @@ interface CallAttempt {
  * - failing over finds no node, and no attempt is left running: the call fails with what the
  *   attempts said (conclude below).
  * - the hedge timer fires while one attempt runs: a second attempt, on another usable node.
+ * A call for one node (`only`) has that node to place on and nothing else: its first failure
+ * leaves no node to fail over to, and no hedge is armed.
  */
 class PoolCall<T> {
   readonly promise: Promise<T>
@@ -193,6 +202,7 @@ class PoolCall<T> {
   readonly #attempt: Attempt<T>
   readonly #run: RunOptions
   readonly #deadline: number
+  readonly #only: PoolNode | undefined
   readonly #tried = new Set<PoolNode>()
   readonly #running = new Map<PoolNode, CallAttempt>()
   readonly #failures: RpcClientError[] = []
@@ -203,11 +213,12 @@ class PoolCall<T> {
   #resolve!: (value: T) => void
   #reject!: (err: unknown) => void
 
-  constructor (host: CallHost, method: string, attempt: Attempt<T>, run: RunOptions) {
+  constructor (host: CallHost, method: string, attempt: Attempt<T>, run: RunOptions, only: PoolNode | undefined) {
     this.#host = host
     this.#method = method
     this.#attempt = attempt
     this.#run = run
+    this.#only = only
     this.#deadline = host.clock() + run.deadlineMs
     this.promise = new Promise<T>((resolve, reject) => {
       this.#resolve = resolve
@@ -231,7 +242,7 @@ class PoolCall<T> {
   /** A new attempt on the best node the call has not tried; false when none can take it in time. */
   #launch (hedge: boolean): boolean {
     if (this.#deadline - this.#host.clock() < 1) return false
-    const placement = this.#host.place(this.#tried, this.#deadline, hedge)
+    const placement = this.#host.place(this.#tried, this.#deadline, hedge, this.#only)
     if (placement === undefined) return false
     if ('noSlot' in placement) {
       this.#refusal = placement
@@ -258,7 +269,7 @@ class PoolCall<T> {
   #send (attempt: CallAttempt, waitedMs: number): void {
     attempt.state = 'sent'
     // From the moment the call is sent: a hedge is for a slow node, not for our own queue.
-    if (this.#host.hedging && !attempt.hedge && this.#running.size === 1) this.#armHedge()
+    if (this.#host.hedging && this.#only === undefined && !attempt.hedge && this.#running.size === 1) this.#armHedge()
     const { node } = attempt
     const started = this.#host.clock()
     const timeoutMs = Math.min(this.#run.attemptTimeoutMs, Math.floor(this.#deadline - started))
@@ -394,7 +405,7 @@ export class NodePool {
       hedging: options.hedging,
       onAttempt: options.onAttempt,
       onOverload: options.onOverload,
-      place: (exclude, deadline, hedge) => this.#place(exclude, deadline, hedge),
+      place: (exclude, deadline, hedge, only) => this.#place(exclude, deadline, hedge, only),
       hedgeDelayMs: () => this.#hedgeDelayMs(),
       recordSuccess: (node, latencyMs) => this.#recordSuccess(node, latencyMs),
       recordFailure: (node, err) => this.#recordFailure(node, err),
@@ -437,10 +448,23 @@ export class NodePool {
     this.#scheduleProbes(timeoutMs)
   }
 
-  /** Runs `attempt` on the best node, failing over and hedging, until one answers or the deadline passes. */
+  /**
+   * Runs `attempt` on the best node, failing over and hedging, until one answers or the deadline
+   * passes; with `options.node`, on that node alone (RPC_ERR_UNAVAILABLE at once when it is not
+   * usable, a TypeError when no node has that name).
+   */
   run<T> (method: string, attempt: Attempt<T>, options: RunOptions): Promise<T> {
     if (this.#closed) return Promise.reject(new RpcClosedError(method))
-    const call = new PoolCall(this.#host, method, attempt, options)
+    let only: PoolNode | undefined
+    if (options.node !== undefined) {
+      only = this.#nodes.find(node => node.transport.name === options.node)
+      if (only === undefined) return Promise.reject(new TypeError(`option node must name one of the nodes (${this.#nodes.map(node => node.transport.name).join(', ')}), not ${JSON.stringify(options.node)}`))
+      const unusable = this.#whyUnusable(only)
+      if (unusable !== undefined) {
+        return Promise.reject(new RpcUnavailableError(method, `${options.node} cannot take ${method} now: ${unusable}`, { cause: new AggregateError([], 'no attempt was made') }))
+      }
+    }
+    const call = new PoolCall(this.#host, method, attempt, options, only)
     this.#calls.add(call as PoolCall<unknown>)
     call.start()
     return call.promise
@@ -453,12 +477,13 @@ export class NodePool {
   }
 
   snapshot (): NodeSnapshot[] {
-    return this.#nodes.map(({ transport, health, slots }) => {
+    return this.#nodes.map(node => {
+      const { transport, health, slots } = node
       const chain = this.#standing(health)
       return {
         name: transport.name,
         url: transport.url,
-        usable: health.seen && health.circuit === 'closed' && chain === 'in-step',
+        usable: this.#whyUnusable(node) === undefined,
         circuit: health.circuit,
         chain,
         version: health.version,
@@ -487,6 +512,15 @@ export class NodePool {
     await Promise.all(this.#nodes.map(node => node.transport.close()))
   }
 
+  /** Why the node is not usable (answered, circuit closed, in step with the tip), or undefined when it is. */
+  #whyUnusable ({ health }: PoolNode): string | undefined {
+    if (!health.seen) return 'it has not answered yet'
+    if (health.circuit !== 'closed') return `its circuit is ${health.circuit}`
+    const standing = this.#standing(health)
+    if (standing !== 'in-step') return `it is ${standing === 'lagging' ? 'lagging behind' : 'ahead of'} the chain tip`
+    return undefined
+  }
+
   #tierOf (health: NodeHealth): Tier {
     if (health.circuit !== 'closed') return Tier.Failing
     return this.#standing(health) === 'in-step' ? Tier.Usable : Tier.OutOfStep
@@ -496,13 +530,13 @@ export class NodePool {
    * Where a call goes. Within the best tier that has a node not tried yet (a hedge: only among
    * usable nodes): a node with a free slot, by power of two choices, unless waiting for a slot on
    * a better-rated node costs less; else the node where it would be answered soonest, if it can
-   * wait that long; else a refusal (none for a hedge).
+   * wait that long; else a refusal (none for a hedge). With `only`, that node or nothing.
    */
-  #place (exclude: ReadonlySet<PoolNode>, deadline: number, hedge: boolean): Placement | Refusal | undefined {
+  #place (exclude: ReadonlySet<PoolNode>, deadline: number, hedge: boolean, only: PoolNode | undefined): Placement | Refusal | undefined {
     let bestTier = Tier.Failing + 1
     let candidates: PoolNode[] = []
     for (const node of this.#nodes) {
-      if (exclude.has(node)) continue
+      if (exclude.has(node) || (only !== undefined && node !== only)) continue
       const tier = this.#tierOf(node.health)
       if (tier < bestTier) {
         bestTier = tier

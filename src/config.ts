@@ -71,6 +71,7 @@ export const ConfigSchema = Type.Object({
   DATABASE_URL: Type.String({ default: '', description: 'empty (the embedded database in DATA_DIR), or postgres://user:password@host:port/db, shared by every instance' }),
   PAYMENT_ADDRESS: Type.String({ default: '', description: 'empty (payments off), or the app\'s receiving address, of POCKETNET_NETWORK' }),
   PAYMENT_CONFIRMATIONS: integer({ default: 6, min: 1, max: 1000 }, ' (blocks before an invoice is confirmed)'),
+  PAYMENT_CONFIRM_NODES: integer({ default: 2, min: 1, max: 100 }, ' (nodes that must agree on a payment before its invoice is confirmed; at most the nodes in POCKETNET_NODES)'),
   PAYMENT_INVOICE_TTL_S: integer({ default: 3600, min: 60, max: 31_536_000 }, ' (seconds an invoice can be paid in)'),
   PAYMENT_TIPS: Type.Boolean({ default: false, description: 'true or false: POST /api/payments/tips (needs PAYMENT_ADDRESS)' }),
   PAYMENT_TIP_MIN_SAT: integer({ default: 100_000, min: 1, max: 3_355_443_199_999_999 }, ' (smallest tip, in satoshi)'),

@@ -57,6 +57,12 @@ export interface ChainObservation {
   transaction: ChainTransaction | null
   /** The chain's tip when the answer was read. */
   tipHeight: number
+  /**
+   * False while the answer is one node's word that other nodes have not backed yet
+   * (cross-check.ts): it may move the invoice to `seen`, never to `confirmed`, so its
+   * confirmations are counted at most one short of the invoice's requirement. Default true.
+   */
+  confirmable?: boolean
 }
 
 /**
@@ -120,6 +126,7 @@ function checkObservation (observation: ChainObservation): void {
   if (typeof txid !== 'string' || !TXID.test(txid)) throw new InvoiceError('INVOICE_ERR_OBSERVATION', 'the txid must be 64 lowercase hex digits')
   if (transaction !== null && transaction.txid !== txid) throw new InvoiceError('INVOICE_ERR_OBSERVATION', 'the transaction is not the one of the txid')
   if (!Number.isSafeInteger(tipHeight) || tipHeight < 0) throw new InvoiceError('INVOICE_ERR_OBSERVATION', 'the tip height is not a block height')
+  if (observation.confirmable !== undefined && typeof observation.confirmable !== 'boolean') throw new InvoiceError('INVOICE_ERR_OBSERVATION', 'confirmable must be true or false')
 }
 
 interface PaymentRow {
@@ -220,7 +227,10 @@ export class InvoiceStore {
       const proof = proveInvoicePayment(transaction, { receiver: invoice.receiver, amountSat: invoice.amountSat, memo: invoice.memo }, observation.tipHeight)
       if (!proof.memoMatches) return { invoice, proof, refused: 'MEMO_MISMATCH', events: [] }
       if (proof.receivedSat === 0) return { invoice, proof, refused: 'NOT_PAID_TO_RECEIVER', events: [] }
-      const position = [proof.inBlock ? 'in_block' : 'mempool', proof.height ?? null, proof.blockHash ?? null, proof.confirmations]
+      // Held one short until other nodes back it; a confirmed invoice has nothing left to hold back.
+      const holdBack = observation.confirmable === false && invoice.state !== 'confirmed'
+      const confirmations = holdBack ? Math.min(proof.confirmations, invoice.confirmationsRequired - 1) : proof.confirmations
+      const position = [proof.inBlock ? 'in_block' : 'mempool', proof.height ?? null, proof.blockHash ?? null, confirmations]
       // The txid is the primary key: of two invoices racing for one transaction, the second waits
       // for the first to commit, inserts nothing, and finds the payment is not its own.
       const inserted = await sql.query(

@@ -1,16 +1,27 @@
 /**
  * The payments' metrics, read when Prometheus scrapes (no work per event): whether this instance
- * holds the watcher's turn, and with webhooks on, the attempts by outcome and the events not
- * delivered yet (still to be tried, and given up).
+ * holds the watcher's turn, how often a node contradicted a payment, and with webhooks on, the
+ * attempts by outcome and the events not delivered yet (still to be tried, and given up).
  */
 import { Counter, Gauge, type Registry } from 'prom-client'
+import type { PaymentCrossCheck } from './cross-check.js'
 import type { PaymentOutbox } from './payment-outbox.js'
 import type { WatcherTurn } from './watcher-lease.js'
 import { WEBHOOK_CONSUMER, type WebhookSender } from './webhook-sender.js'
 
-export function registerPaymentMetrics (registry: Registry, turn: WatcherTurn, webhooks?: { sender: WebhookSender, outbox: PaymentOutbox }): void {
+export function registerPaymentMetrics (registry: Registry, turn: WatcherTurn, webhooks?: { sender: WebhookSender, outbox: PaymentOutbox }, crossCheck?: PaymentCrossCheck): void {
   // Summed over a cluster's workers: 1 on the machine whose worker holds it.
   new Gauge({ name: 'payments_watcher_lease_held', help: '1 while this instance holds the payments watcher\'s turn (re-checks and expiry on each block), else 0', registers: [registry], aggregator: 'sum', collect () { this.set(turn.held ? 1 : 0) } }) // eslint-disable-line no-new
+  // Always there, 0 while one node decides (PAYMENT_CONFIRM_NODES=1, or one node configured).
+  const disagreements = new Counter({
+    name: 'payments_confirmation_disagreements_total',
+    help: 'Answers of a node that contradicted a payment another node showed (no such transaction, another block, another memo, less paid), stopping its confirmation: a node that lies, or one on another chain (its name is in the warning logged)',
+    registers: [registry],
+    collect () {
+      disagreements.reset()
+      disagreements.inc(crossCheck?.disagreements ?? 0)
+    },
+  })
   if (webhooks === undefined) return
   const { sender, outbox } = webhooks
   const deliveries = new Counter({

@@ -4,7 +4,9 @@
  * be checked three ways, and each is only a hint: the front-end reports the txid it got from the
  * host, the node event source reports a payment to a receiver, and each new block re-checks the
  * payments not final yet (confirmations, re-orgs). The store (invoice-store.ts) decides every
- * transition in one transaction, so a txid settles one invoice once, whichever way it came.
+ * transition in one transaction, so a txid settles one invoice once, whichever way it came. An
+ * answer that would confirm an invoice is first backed by other nodes (cross-check.ts): one
+ * node's word can make an invoice `seen`, never `confirmed`.
  *
  * App code reacts with `app.payments.on('confirmed', event => …)` (and every other transition):
  * delivered at least once through the outbox, the invoice id and sequence as idempotency key.
@@ -14,6 +16,7 @@ import {
   buildHostCheckout,
   isUnknownTransactionError,
   memoOfScript,
+  proveInvoicePayment,
   readChainTransaction,
   satoshiToPkoinNumber,
   type ChainTransaction,
@@ -23,8 +26,9 @@ import {
   type PocketNetProxyApi,
 } from 'pocketnet-client'
 import type { PaymentStore } from './create-payment-store.js'
+import type { PaymentCrossCheck } from './cross-check.js'
 import type { Invoice, InvoiceEvent } from './invoice.js'
-import type { ObservationRefusal } from './invoice-store.js'
+import type { ObservationRefusal, ObservationResult } from './invoice-store.js'
 
 export interface PaymentsConfig {
   /** The app's receiving address. */
@@ -133,24 +137,34 @@ export interface CheckResult {
 /** The consumer name of the app's own handlers in the outbox. */
 const APP_CONSUMER = 'app'
 
+/** What the node that answered says of a txid (null: it does not know it), and the tip it was read at. */
+interface ChainRead {
+  transaction: ChainTransaction | null
+  tipHeight: number
+}
+
 export class PaymentsService extends EventEmitter {
   readonly #store: PaymentStore
   readonly #api: () => Promise<PocketNetProxyApi>
   readonly #config: PaymentsConfig
   readonly #announce: (event: InvoiceEvent) => void
+  readonly #crossCheck: PaymentCrossCheck | undefined
   #delivering: Promise<void> | undefined
   /** The tip as the node event source last reported it: fresher than the pool's probes. */
   #tip: number | undefined
 
   /**
    * @param announce called once per transition, as it is written (the event stream's `payment:<id>` topic)
+   * @param crossCheck the other nodes that must back an answer before it confirms an invoice;
+   *   undefined: the first answer decides (one node, or PAYMENT_CONFIRM_NODES=1)
    */
-  constructor (store: PaymentStore, api: () => Promise<PocketNetProxyApi>, config: PaymentsConfig, announce: (event: InvoiceEvent) => void) {
+  constructor (store: PaymentStore, api: () => Promise<PocketNetProxyApi>, config: PaymentsConfig, announce: (event: InvoiceEvent) => void, crossCheck?: PaymentCrossCheck) {
     super()
     this.#store = store
     this.#api = api
     this.#config = config
     this.#announce = announce
+    this.#crossCheck = crossCheck
   }
 
   /** The receiver the service watches: the app's address. */
@@ -193,22 +207,21 @@ export class PaymentsService extends EventEmitter {
     const read = await this.#store.invoices.readInvoice(id)
     if (read === undefined) return undefined
     this.#written(read.events)
-    const { transaction, tipHeight } = await this.#read(txid)
-    const result = await this.#store.invoices.recordObservation(id, { txid, transaction, tipHeight })
+    const result = await this.#record(id, txid, await this.#read(txid), read.invoice)
     this.#written(result.events)
     return { invoice: invoiceView(result.invoice), ...(result.refused === undefined ? {} : { refused: result.refused }) }
   }
 
   /** A transaction paying a watched receiver (the node event source): settles the invoice its memo names, if any. */
   async onPayment (txid: string): Promise<void> {
-    const { transaction, tipHeight } = await this.#read(txid)
-    if (transaction === null) return
-    for (const output of transaction.outputs) {
+    const read = await this.#read(txid)
+    if (read.transaction === null) return
+    for (const output of read.transaction.outputs) {
       const memo = memoOfScript(output.scriptHex)
       if (memo === undefined) continue
       const invoice = await this.#store.invoices.findInvoiceByMemo(memo)
       if (invoice === undefined) continue
-      const result = await this.#store.invoices.recordObservation(invoice.id, { txid, transaction, tipHeight })
+      const result = await this.#record(invoice.id, txid, read, invoice)
       this.#written(result.events)
     }
   }
@@ -229,8 +242,7 @@ export class PaymentsService extends EventEmitter {
   async onBlock (tipHeight?: number): Promise<void> {
     if (tipHeight !== undefined) this.#tip = tipHeight
     for (const open of await this.#store.invoices.listOpenPayments()) {
-      const { transaction, tipHeight } = await this.#read(open.txid)
-      const result = await this.#store.invoices.recordObservation(open.invoiceId, { txid: open.txid, transaction, tipHeight })
+      const result = await this.#record(open.invoiceId, open.txid, await this.#read(open.txid))
       this.#written(result.events)
     }
     this.#written(await this.#store.invoices.expireDue())
@@ -264,8 +276,35 @@ export class PaymentsService extends EventEmitter {
     this.deliver().catch(() => {})
   }
 
+  /**
+   * Records what a node showed of `txid` for the invoice. An answer that would confirm it counts
+   * as such only once other nodes back it; until then it may make the invoice `seen`, not more.
+   * @param known the invoice as the caller read it, if it did
+   */
+  async #record (invoiceId: string, txid: string, read: ChainRead, known?: Invoice): Promise<ObservationResult> {
+    const confirmable = await this.#backed(invoiceId, read, known)
+    return this.#store.invoices.recordObservation(invoiceId, { txid, ...read, ...(confirmable ? {} : { confirmable: false }) })
+  }
+
+  /** False when `read` would confirm the invoice and other nodes do not back it (yet); true when nothing needs backing. */
+  async #backed (invoiceId: string, read: ChainRead, known: Invoice | undefined): Promise<boolean> {
+    const { transaction } = read
+    if (this.#crossCheck === undefined || transaction?.blockHash === undefined) return true
+    let invoice = known
+    if (invoice === undefined) {
+      const found = await this.#store.invoices.readInvoice(invoiceId)
+      if (found === undefined) return true
+      this.#written(found.events)
+      invoice = found.invoice
+    }
+    if (invoice.state === 'confirmed') return true
+    const proof = proveInvoicePayment(transaction, invoice, read.tipHeight)
+    if (!proof.pays || proof.confirmations < invoice.confirmationsRequired) return true
+    return this.#crossCheck.backs(await this.#api(), transaction, invoice, invoice.id)
+  }
+
   /** The node's answer for `txid` (null when no node knows it) and the tip it was read at. */
-  async #read (txid: string): Promise<{ transaction: ChainTransaction | null, tipHeight: number }> {
+  async #read (txid: string): Promise<ChainRead> {
     const api = await this.#api()
     let answer: unknown
     try {

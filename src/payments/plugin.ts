@@ -6,10 +6,12 @@
  * `payments-watcher` lease). Transitions go to the event stream (`payment:<id>`), to the app's
  * handlers (`app.payments.on('confirmed', …)`) and, with PAYMENT_WEBHOOK_URL, to a signed webhook.
  */
+import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { REAL_TIMERS, type Timers } from 'pocketnet-client'
+import { parseNodeList, REAL_TIMERS, type Timers } from 'pocketnet-client'
 import { ChainWatcher } from './chain-watcher.js'
 import { createPaymentStore, type PaymentStore } from './create-payment-store.js'
+import { PaymentCrossCheck } from './cross-check.js'
 import { DEFAULT_CONSUMERS } from './invoice-store.js'
 import { registerPaymentMetrics } from './payment-metrics.js'
 import { PaymentsService, invoiceView } from './payments-service.js'
@@ -62,6 +64,7 @@ export default fp<PaymentsPluginOptions>(async (app, { now = Date.now, timers = 
       random,
     })
     : undefined
+  const crossCheck = confirmationCrossCheck(app)
   const payments = new PaymentsService(store, () => app.pocketnet.get(), {
     receiver: config.PAYMENT_ADDRESS,
     confirmations: config.PAYMENT_CONFIRMATIONS,
@@ -69,7 +72,7 @@ export default fp<PaymentsPluginOptions>(async (app, { now = Date.now, timers = 
   }, event => {
     app.events.announce(`payment:${event.invoiceId}`, 'payment', { type: event.type, sequence: event.sequence, invoice: invoiceView(event.invoice) })
     sender?.wake()
-  })
+  }, crossCheck)
   app.decorate('payments', payments)
 
   // The watcher: the receiver is followed whether or not a stream follows it. On a server shared
@@ -90,7 +93,7 @@ export default fp<PaymentsPluginOptions>(async (app, { now = Date.now, timers = 
     })
   const watcher = new ChainWatcher(payments, turn, receivers, failed)
   app.events.onChainEvent(event => { watcher.onChainEvent(event) })
-  registerPaymentMetrics(app.metrics.registry, turn, sender === undefined ? undefined : { sender, outbox: store.outbox })
+  registerPaymentMetrics(app.metrics.registry, turn, sender === undefined ? undefined : { sender, outbox: store.outbox }, crossCheck)
 
   app.addHook('onReady', async () => {
     await turn.start()
@@ -105,3 +108,17 @@ export default fp<PaymentsPluginOptions>(async (app, { now = Date.now, timers = 
     await store.close()
   })
 }, { name: 'payments', dependencies: ['events', 'pocketnet-client', 'metrics'] })
+
+/**
+ * How many nodes back a payment before it confirms an invoice (PAYMENT_CONFIRM_NODES, at most the
+ * nodes configured, with a warning when that is fewer); undefined when one node's word decides.
+ */
+function confirmationCrossCheck (app: FastifyInstance): PaymentCrossCheck | undefined {
+  const asked = app.config.PAYMENT_CONFIRM_NODES
+  const configured = parseNodeList(app.config.POCKETNET_NODES).length
+  const nodesRequired = Math.min(asked, configured)
+  if (nodesRequired < asked) {
+    app.log.warn({ asked, configured }, `Payments: PAYMENT_CONFIRM_NODES asks ${asked} nodes to agree before an invoice is confirmed, but POCKETNET_NODES names ${configured}: confirmations rest on ${nodesRequired === 1 ? 'one node\'s word' : `${nodesRequired} nodes`}`)
+  }
+  return nodesRequired > 1 ? new PaymentCrossCheck({ nodesRequired, log: app.log }) : undefined
+}
