@@ -179,6 +179,12 @@ export class EventHub {
     return this.#lastBlock
   }
 
+  /**
+   * Where an ingest resumes when this instance has heard no block yet (just started): a position
+   * kept across restarts, such as the payments watcher's in its database. Set before the app is ready.
+   */
+  durableResume: (() => Promise<BlockSeen | undefined>) | undefined
+
   /** Adds addresses the ingest must follow whether or not a stream does (the payments' receivers). */
   addInterest (addresses: () => Iterable<string>): void {
     this.#interests.add(addresses)

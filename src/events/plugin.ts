@@ -98,7 +98,7 @@ export default fp<EventsPluginOptions>(async (app, { now = Date.now, timers = RE
   const ingest = new ChainIngest({
     hub,
     client: () => app.pocketnet.get(),
-    resumeFrom: async () => hub.lastBlock ?? await lease?.readTip(),
+    resumeFrom: async () => hub.lastBlock ?? await lease?.readTip() ?? await hub.durableResume?.(),
     onBlock: block => lease?.noteTip(block),
     onError: err => app.log.warn({ code: err.code }, `Chain events: ${err.message}`),
     onNoNode: (err, retryMs) => app.log.warn({ code: (err as { code?: unknown }).code }, `Chain events wait for a node: ${err.message}; trying again in ${retryMs / 1000} s`),

@@ -273,13 +273,15 @@ export class InvoiceStore {
   }
 
   /**
-   * Recorded payments of invoices still `pending` or `seen`, not dropped: the transactions to look
-   * at again on each new block (their confirmations grow; a re-org may take them out).
+   * Recorded payments of invoices still `pending` or `seen`: the transactions to look at again on
+   * each new block (their confirmations grow; a re-org may take them out). Dropped ones too, until
+   * their invoice is final: a block a re-org took away may rejoin the chain at the same height and
+   * hash, which no node announces again.
    */
   async listOpenPayments (limit = 1000): Promise<OpenPayment[]> {
     const { rows } = await this.#db.query<{ txid: string, invoice_id: string, state: PaymentState, height: number | null, block_hash: string | null }>(
       `SELECT p.txid, p.invoice_id, p.state, p.height, p.block_hash FROM payments p JOIN invoices i ON i.id = p.invoice_id
-       WHERE i.state IN ('pending', 'seen') AND p.state <> 'dropped' ORDER BY p.first_seen_at_ms, p.txid LIMIT $1`,
+       WHERE i.state IN ('pending', 'seen') ORDER BY p.first_seen_at_ms, p.txid LIMIT $1`,
       [limit]
     )
     return rows.map(row => ({ txid: row.txid, invoiceId: row.invoice_id, state: row.state, height: row.height, blockHash: row.block_hash }))

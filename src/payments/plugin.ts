@@ -9,6 +9,7 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { parseNodeList, REAL_TIMERS, type Timers } from 'pocketnet-client'
+import { ChainCursor } from './chain-cursor.js'
 import { ChainWatcher } from './chain-watcher.js'
 import { createPaymentStore, type PaymentStore } from './create-payment-store.js'
 import { PaymentCrossCheck } from './cross-check.js'
@@ -91,7 +92,10 @@ export default fp<PaymentsPluginOptions>(async (app, { now = Date.now, timers = 
       onTakeover: () => { watcher.recheck() },
       onError: err => { app.log.warn(errorFields(err), 'Payments: the watcher lease could not be renewed; it is tried again') },
     })
-  const watcher = new ChainWatcher(payments, turn, receivers, failed)
+  // A restart reads the chain back from the last block whose payments were checked.
+  const cursor = new ChainCursor(store.db, now)
+  app.events.durableResume = () => cursor.read()
+  const watcher = new ChainWatcher(payments, turn, receivers, failed, block => cursor.note(block))
   app.events.onChainEvent(event => { watcher.onChainEvent(event) })
   registerPaymentMetrics(app.metrics.registry, turn, sender === undefined ? undefined : { sender, outbox: store.outbox }, crossCheck)
 

@@ -15,6 +15,7 @@ import { freshDataDir } from '../helpers/pglite-template.js'
 import { startEmulator } from '../helpers/start-emulator.js'
 import { startService, type ServiceProcess } from '../helpers/start-service.js'
 import { waitFor } from '../helpers/wait-for.js'
+import { openStream } from '../events/sse-client.js'
 
 const PKOIN = 100_000_000
 const SECRET = 'a-webhook-secret-of-32-characters-at-least'
@@ -101,5 +102,43 @@ describe('a kill -9 of the service between seen and confirmed', () => {
     t.after(() => db.close())
     const { rows } = await db.query<{ type: string, count: number }>("SELECT type, count(*)::integer AS count FROM payment_events WHERE invoice_id = $1 AND type IN ('seen', 'confirmed') GROUP BY type ORDER BY type", [invoice.id])
     assert.deepEqual(rows, [{ type: 'confirmed', count: 1 }, { type: 'seen', count: 1 }])
+  })
+
+  it('finds a payment mined while it was down, with no report from the front-end, once restarted', async (t) => {
+    const node = await startEmulator(t)
+    const [payer, receiver] = node.dataset.users.map(user => user.address) as [string, string]
+    const dataDir = await freshDataDir()
+    t.after(() => rmSync(dataDir, { recursive: true, force: true }))
+    const env = { POCKETNET_NODES: node.url, EVENTS_INGEST: 'true', PAYMENT_ADDRESS: receiver, PAYMENT_TIPS: 'true', PAYMENT_CONFIRMATIONS: '2', DATA_DIR: dataDir, MAX_EVENT_LOOP_DELAY_MS: '0' }
+    const first = startService(t, env)
+    const url = await listeningUrl(first)
+    const invoice = ((await (await fetch(`${url}/api/payments/tips`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ amount: PKOIN }) })).json()) as { data: { id: string, memo: string } }).data
+    // Two blocks while it follows the chain: the first is handled once the second comes.
+    const blocks = await openStream(t, `${url}/api/events?topics=blocks`)
+    await waitFor('the ingest registered at the node', () => node.webSocket.registrations().length > 0)
+    node.mineBlock()
+    node.mineBlock()
+    const handled = node.height - 1
+    await blocks.until('the second block', frames => frames.some(frame => frame.data.height === node.height))
+    first.child.kill('SIGTERM')
+    await first.exited
+    const before = await openDatabase({ dataDir })
+    const { rows } = await before.query<{ height: number }>('SELECT height FROM chain_cursors')
+    await before.close()
+    assert.deepEqual(rows, [{ height: handled }], 'the cursor is at the last block whose payments were checked')
+
+    // Paid and confirmed while no service follows the chain; nobody reports it.
+    node.addTransaction({ inputs: [{ address: payer, amount: 2 * PKOIN }], outputs: [{ address: receiver, amount: PKOIN }, { memo: Buffer.from(invoice.memo).toString('hex'), amount: 0 }] })
+    node.mineBlock()
+    node.mineBlock()
+
+    const second = startService(t, env)
+    const again = await listeningUrl(second)
+    const state = async (): Promise<string> => {
+      const response = await fetch(`${again}/api/payments/invoices/${invoice.id}`)
+      const body = await response.json() as { data?: { state: string } }
+      return response.status === 200 && body.data !== undefined ? body.data.state : `status ${response.status}`
+    }
+    await waitFor('the invoice confirmed from the blocks read back', async () => await state() === 'confirmed')
   })
 })
