@@ -5,7 +5,7 @@ import { generateDataset, type CommentRecord, type UserRecord } from '../../devn
 import type { Emulator } from '../../devnode/server.js'
 import { addressOf, sdkSign, testKey } from '../../devnode/bastyon-host.js'
 import { startApp, type TestApp } from '../helpers/build-app.js'
-import { ARTIFACTS_DIR, launchBrowser } from '../helpers/browser.js'
+import { ARTIFACTS_DIR, launchBrowser, openPage as openPageAt, type PageOptions } from '../helpers/browser.js'
 import { APP_ID, giveAccount } from '../helpers/sign-in.js'
 import { startEmulator } from '../helpers/start-emulator.js'
 import { waitFor } from '../helpers/wait-for.js'
@@ -36,34 +36,15 @@ after(async () => {
   for (const cleanup of cleanups.reverse()) await cleanup()
 })
 
-interface PageOptions {
-  width?: number
-  /** A script run before the page's own (page.addInitScript). */
-  init?: string
-  /** Functions of this process the page can call as window.<name> (page.exposeFunction). */
-  expose?: Record<string, (...args: any[]) => unknown>
+interface DemoPageOptions extends PageOptions {
   /** More query parameters for the page, e.g. `commentsPageSize=5`. */
   query?: string
 }
 
-async function openPage (t: { after (fn: () => unknown): void }, options: PageOptions = {}): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width: options.width ?? 1200, height: 900 } })
-  t.after(() => context.close())
-  const page = await context.newPage()
-  page.setDefaultTimeout(10_000)
-  if (options.init) await page.addInitScript(options.init)
-  for (const [name, fn] of Object.entries(options.expose ?? {})) await page.exposeFunction(name, fn)
-  const problems: string[] = []
-  page.on('pageerror', error => problems.push(error.message))
-  page.on('dialog', dialog => {
-    problems.push(`dialog: ${dialog.message()}`)
-    dialog.dismiss().catch(() => {})
-  })
-  t.after(() => assert.deepEqual(problems, [], 'no script error and no dialog on the page'))
+function openPage (t: { after (fn: () => unknown): void }, options: DemoPageOptions = {}): Promise<Page> {
   const query = new URLSearchParams(options.query)
   if (!query.has('refreshMs')) query.set('refreshMs', '150')
-  await page.goto(`${service.url}/?${query}`)
-  return page
+  return openPageAt(t, browser, `${service.url}/?${query}`, options)
 }
 
 const text = (page: Page, testId: string): Promise<string> => page.getByTestId(testId).innerText()

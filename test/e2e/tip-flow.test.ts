@@ -18,7 +18,7 @@ import { mountDemoWallet } from '../../devnode/demo-wallet.js'
 import { CONTROLS_PATH, DEVNODE_WALLET, PAYMENT_FEE_SAT, type ChainTransaction, type Emulator } from '../../devnode/server.js'
 import { pkoinToSatoshi } from '../../lib/payments/satoshi.js'
 import { startApp, type TestApp } from '../helpers/build-app.js'
-import { ARTIFACTS_DIR, launchBrowser } from '../helpers/browser.js'
+import { ARTIFACTS_DIR, launchBrowser, openPage as openPageAt, type PageOptions } from '../helpers/browser.js'
 import { startEmulator } from '../helpers/start-emulator.js'
 import { waitFor } from '../helpers/wait-for.js'
 import { freshDataDir } from '../payments/databases.js'
@@ -105,33 +105,14 @@ const standInSdk = (payment: string): string =>
 /** The stand-in pays through `window.hostPay` (a function of this process) and resolves with the txid. */
 const PAYS = standInSdk('payment (request) { return window.hostPay(request) }')
 
-interface PageOptions {
-  width?: number
-  /** A script run before the page's own (page.addInitScript). */
-  init?: string
-  /** Functions of this process the page can call as window.<name> (page.exposeFunction). */
-  expose?: Record<string, (...args: any[]) => unknown>
+interface TipPageOptions extends PageOptions {
   /** More query parameters for the page. */
   query?: string
 }
 
-async function openPage (t: WithAfter, options: PageOptions = {}): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width: options.width ?? 1200, height: 900 } })
-  t.after(() => context.close())
-  const page = await context.newPage()
-  page.setDefaultTimeout(10_000)
-  if (options.init) await page.addInitScript(options.init)
-  for (const [name, fn] of Object.entries(options.expose ?? {})) await page.exposeFunction(name, fn)
-  const problems: string[] = []
-  page.on('pageerror', error => problems.push(error.message))
-  page.on('dialog', dialog => {
-    problems.push(`dialog: ${dialog.message()}`)
-    dialog.dismiss().catch(() => {})
-  })
-  t.after(() => assert.deepEqual(problems, [], 'no script error and no dialog on the page'))
-  // The node panel polls once an hour: these tests are about the tip panel.
-  await page.goto(`${service.url}/?refreshMs=3600000&${options.query ?? ''}`)
-  return page
+// The node panel polls once an hour: these tests are about the tip panel.
+function openPage (t: WithAfter, options: TipPageOptions = {}): Promise<Page> {
+  return openPageAt(t, browser, `${service.url}/?refreshMs=3600000&${options.query ?? ''}`, options)
 }
 
 const text = (page: Page, testId: string): Promise<string> => page.getByTestId(testId).innerText()
