@@ -2,8 +2,16 @@
  * `npm run bench:hostile`: whether a flood of deeply nested JSON bodies slows the API for
  * everyone else (issue #24). The issue's attack: connections posting a ~900 KB `[[[…]]]` array
  * again and again, half to a URL no route answers, half to a route that takes a body
- * (`POST /api/auth/challenge`, sign-in on, rate limits lifted: an attacker with many addresses).
- * Before the fix each body cost the event loop ~590 ms of JSON.parse and the API answered 503.
+ * (`POST /api/auth/challenge`, sign-in on). Before the fix each body cost the event loop ~590 ms
+ * of JSON.parse and the API answered 503.
+ *
+ * Two settings, each with a service of its own:
+ * - one client: the issue's attack as it comes, from one address (the flood connects from
+ *   127.0.0.2) against the default rate limits; the API's requests come through a trusted proxy
+ *   (127.0.0.1, TRUST_PROXY) with an X-Forwarded-For address of their own each, so that they
+ *   stand for many clients, none of them near its limit;
+ * - many addresses: the rate limits lifted, as if every flood request came from an address of
+ *   its own: what the body handling alone costs.
  *
  * The built service (as `npm start` runs it, alone on its CPU) in front of one emulated node.
  * In rounds, API requests offered at a fixed rate (Poisson arrivals, from this process), alone and
@@ -16,10 +24,11 @@
  * bench/results.md, between the hostile markers.
  *
  * As a control, the same connections asking `GET /nope` with no body: what any client asking as
- * fast as it can costs, body or not (the rate limit's concern, lifted here).
+ * fast as it can costs, body or not.
  *
  * Knobs: BENCH_ROUNDS (3), BENCH_DURATION_S (10), BENCH_FLOOD_CONNECTIONS (6), BENCH_API_RATE (200),
- * BENCH_SERVICE_DIR (a built tree to run instead of this one, e.g. a copy of an earlier commit).
+ * BENCH_SERVICE_DIR (a built tree to run instead of this one, e.g. a copy of an earlier commit),
+ * BENCH_SETTINGS (`one client,many addresses`).
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
@@ -36,6 +45,8 @@ const API_RATE = Number(process.env.BENCH_API_RATE ?? 200)
 const DEPTH = 450_000
 /** A built tree to run instead of this one (for a figure before a change); default this one. */
 const SERVICE_DIR = process.env.BENCH_SERVICE_DIR
+/** Where the flood connects from: one client, apart from the API's proxy (127.0.0.1). */
+const FLOOD_ADDRESS = '127.0.0.2'
 
 /**
  * The flood: `connections` loops, each posting the nested body on a fresh connection, reading
@@ -47,7 +58,7 @@ async function flood (port: number, connections: number, kind: FloodKind): Promi
   const stopped = new AbortController()
   process.once('SIGTERM', () => stopped.abort())
   const post = (path: string): Promise<void> => new Promise(resolve => {
-    const socket = connect(port, '127.0.0.1')
+    const socket = connect({ port, host: '127.0.0.1', localAddress: FLOOD_ADDRESS })
     let head = ''
     let counted = false
     const done = (): void => {
@@ -119,19 +130,17 @@ async function stopFlood (child: ChildProcess): Promise<Record<string, number>> 
   return JSON.parse(output.trim().split('\n').at(-1) ?? '{}') as Record<string, number>
 }
 
+type Setting = 'one client' | 'many addresses'
+const SETTINGS = (process.env.BENCH_SETTINGS ?? 'one client,many addresses').split(',') as Setting[]
+const SETTING_ENV: Record<Setting, Record<string, string>> = {
+  'one client': {},
+  'many addresses': { RATE_LIMIT_MAX: '1000000000', AUTH_RATE_LIMIT_MAX: '1000000', AUTH_MAX_CHALLENGES: '10000000' },
+}
+
 execFileSync('npm', ['run', 'build'], { stdio: 'inherit' })
 const node = await createEmulator({})
-const { child: service, port } = await startService({
-  POCKETNET_NODES: node.url,
-  BASTYON_APP_ID: 'bench.pocketnet.app',
-  LOG_LEVEL: 'warn',
-  RATE_LIMIT_MAX: '1000000000',
-  AUTH_RATE_LIMIT_MAX: '1000000',
-  AUTH_MAX_CHALLENGES: '10000000',
-}, undefined, SERVICE_DIR)
-const base = `http://127.0.0.1:${port}`
-const pid = service.pid as number
-await getOnce(`${base}/api/nodeinfo`)
+let port = 0
+let pid = 0
 
 let n = 0
 /**
@@ -150,7 +159,10 @@ async function measure (kind: 'cached' | 'pipeline'): Promise<Run> {
       statuses[status] = (statuses[status] ?? 0) + 1
       resolve()
     }
-    request({ host: '127.0.0.1', port, path: kind === 'cached' ? '/api/nodeinfo' : `/api/nodeinfo?n=${n++}`, agent }, response => {
+    const client = n++
+    // Each request a client of its own, behind the trusted proxy: none comes near its limit.
+    const headers = { 'x-forwarded-for': `10.${(client >> 16) & 255}.${(client >> 8) & 255}.${client & 255}` }
+    request({ host: '127.0.0.1', port, path: kind === 'cached' ? '/api/nodeinfo' : `/api/nodeinfo?n=${client}`, agent, headers }, response => {
       response.resume()
       response.on('end', () => done(response.statusCode ?? 0))
       response.on('error', () => done('error'))
@@ -184,22 +196,37 @@ function percentile (values: number[], p: number): number {
 }
 
 const rows: Record<string, Run[]> = {}
-const floods: Record<FloodKind, Array<Record<string, number>>> = { nested: [], plain: [] }
+const floods: Record<string, Array<Record<string, number>>> = {}
 const BESIDE: Record<FloodKind, string> = { nested: 'beside the flood', plain: 'beside GET /nope (control)' }
 try {
-  for (let round = 1; round <= ROUNDS; round++) {
-    for (const path of ['cached', 'pipeline'] as const) (rows[`${path}: alone`] ??= []).push(await measure(path))
-    for (const kind of ['nested', 'plain'] as const) {
-      const child = startFlood(port, kind)
-      // The flood under way before the API is measured beside it.
-      await new Promise(resolve => setTimeout(resolve, 1000))
-      for (const path of ['cached', 'pipeline'] as const) (rows[`${path}: ${BESIDE[kind]}`] ??= []).push(await measure(path))
-      floods[kind].push(await stopFlood(child))
+  for (const setting of SETTINGS) {
+    const service = await startService({
+      POCKETNET_NODES: node.url,
+      BASTYON_APP_ID: 'bench.pocketnet.app',
+      LOG_LEVEL: 'warn',
+      TRUST_PROXY: '127.0.0.1',
+      ...SETTING_ENV[setting],
+    }, undefined, SERVICE_DIR)
+    port = service.port
+    pid = service.child.pid as number
+    try {
+      await getOnce(`http://127.0.0.1:${port}/api/nodeinfo`)
+      for (let round = 1; round <= ROUNDS; round++) {
+        for (const path of ['cached', 'pipeline'] as const) (rows[`${setting}: ${path}: alone`] ??= []).push(await measure(path))
+        for (const kind of ['nested', 'plain'] as const) {
+          const child = startFlood(port, kind)
+          // The flood under way before the API is measured beside it.
+          await new Promise(resolve => setTimeout(resolve, 1000))
+          for (const path of ['cached', 'pipeline'] as const) (rows[`${setting}: ${path}: ${BESIDE[kind]}`] ??= []).push(await measure(path))
+          ;(floods[`${setting}: ${kind}`] ??= []).push(await stopFlood(child))
+        }
+        console.log(`${setting}: round ${round} done`, floods[`${setting}: nested`]?.at(-1), floods[`${setting}: plain`]?.at(-1))
+      }
+    } finally {
+      await stop(service.child)
     }
-    console.log(`round ${round} done`, floods.nested.at(-1), floods.plain.at(-1))
   }
 } finally {
-  await stop(service)
   await node.close()
 }
 
@@ -212,24 +239,31 @@ const summary = Object.entries(rows).map(([name, runs]) => ({
   cpuUs: median(runs.map(run => run.cpuUs)),
   statuses: [...new Set(runs.flatMap(run => Object.keys(run.statuses)))].sort().map(status => `${status}: ${runs.reduce((sum, run) => sum + (run.statuses[status] ?? 0), 0)}`).join(', '),
 }))
-const ratio = (path: string, kind: FloodKind): string => {
-  const alone = rows[`${path}: alone`] ?? []
-  const beside = rows[`${path}: ${BESIDE[kind]}`] ?? []
+const ratio = (setting: Setting, path: string, kind: FloodKind): string => {
+  const alone = rows[`${setting}: ${path}: alone`] ?? []
+  const beside = rows[`${setting}: ${path}: ${BESIDE[kind]}`] ?? []
   return median(beside.map((run, i) => run.p99 / (alone[i]?.p99 ?? NaN))).toFixed(2)
 }
-const answers = (kind: FloodKind): string => {
+const answers = (setting: Setting, kind: FloodKind): string => {
   const statuses: Record<string, number> = {}
-  for (const counts of floods[kind]) for (const [status, count] of Object.entries(counts)) statuses[status] = (statuses[status] ?? 0) + count
+  for (const counts of floods[`${setting}: ${kind}`] ?? []) for (const [status, count] of Object.entries(counts)) statuses[status] = (statuses[status] ?? 0) + count
   return Object.entries(statuses).map(([status, count]) => `${status}: ${count}`).join(', ')
 }
+const SETTING_TEXT: Record<Setting, string> = {
+  'one client': 'one client (the flood from one address, default rate limits)',
+  'many addresses': 'many addresses (rate limits lifted)',
+}
 const table = [
-  `Written by \`npm run bench:hostile\` (Node ${process.version}, ${new Date().toISOString().slice(0, 10)}): the built service (sign-in on, rate limits lifted) on its own CPU; ${ROUNDS} rounds, in each the API offered at ${API_RATE} requests/s (Poisson arrivals, latency from each request's scheduled arrival) for ${DURATION_S / 2} s per request kind, alone and then beside ${FLOOD_CONNECTIONS} connections posting a ${Math.round(DEPTH * 2 / 1000)} KB nested JSON array again and again (half to \`/nope\`, half to \`POST /api/auth/challenge\`), the flood in a process of its own on the load CPU; medians over the rounds.`,
+  `Written by \`npm run bench:hostile\` (Node ${process.version}, ${new Date().toISOString().slice(0, 10)}): the built service (sign-in on) on its own CPU; ${ROUNDS} rounds, in each the API offered at ${API_RATE} requests/s (Poisson arrivals, latency from each request's scheduled arrival; each request a client of its own behind a trusted proxy) for ${DURATION_S / 2} s per request kind, alone and then beside ${FLOOD_CONNECTIONS} connections posting a ${Math.round(DEPTH * 2 / 1000)} KB nested JSON array again and again (half to \`/nope\`, half to \`POST /api/auth/challenge\`), the flood in a process of its own on the load CPU; medians over the rounds. Two settings: ${SETTINGS.map(setting => SETTING_TEXT[setting]).join('; ')}.`,
   '',
   '| API request | answered/s | p50 ms | p99 ms | CPU µs / req (the flood\'s included) | statuses |',
   '|---|---|---|---|---|---|',
   ...summary.map(row => `| ${row.name} | ${Math.round(row.rps)} | ${row.p50.toFixed(2)} | ${row.p99.toFixed(2)} | ${Math.round(row.cpuUs)} | ${row.statuses} |`),
   '',
-  `p99 beside the flood over p99 alone (median of the rounds' ratios; target ≤ 2): cached **${ratio('cached', 'nested')}×**, through Fastify's pipeline **${ratio('pipeline', 'nested')}×**; beside the control, the same connections asking \`GET /nope\` with no body: cached ${ratio('cached', 'plain')}×, pipeline ${ratio('pipeline', 'plain')}×. The flood's answers: ${answers('nested')}; the control's: ${answers('plain')}.${SERVICE_DIR === undefined ? '' : ` Service run from ${SERVICE_DIR}.`}`,
+  'p99 beside the flood over p99 alone (median of the rounds\' ratios; target ≤ 2), and beside the control (the same connections asking `GET /nope` with no body):',
+  '',
+  ...SETTINGS.map(setting => `- ${SETTING_TEXT[setting]}: cached **${ratio(setting, 'cached', 'nested')}×**, through Fastify's pipeline **${ratio(setting, 'pipeline', 'nested')}×**; control: cached ${ratio(setting, 'cached', 'plain')}×, pipeline ${ratio(setting, 'pipeline', 'plain')}×. The flood's answers: ${answers(setting, 'nested')}; the control's: ${answers(setting, 'plain')}.`),
+  ...(SERVICE_DIR === undefined ? [] : ['', `Service run from ${SERVICE_DIR}.`]),
 ].join('\n')
 console.log(`\n${table}`)
 

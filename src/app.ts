@@ -48,6 +48,8 @@ export interface AppOverrides {
   now?: () => number
   /** The live events' timers: keep-alives, long-poll waits (tests move them by hand). */
   eventTimers?: Timers
+  /** The timers that hold the 429s of a client that ignores them (tests release them by hand). */
+  refusalTimers?: Timers
 }
 
 export async function buildApp (config: AppConfig, overrides: AppOverrides = {}): Promise<FastifyInstance> {
@@ -65,7 +67,7 @@ export async function buildApp (config: AppConfig, overrides: AppOverrides = {})
   // Fastify routes take the error handler in force when they are added: it comes first.
   await app.register(errorHandler)
   await app.register(redis, { clock: overrides.clock })
-  await app.register(rateLimit, { clock: overrides.clock })
+  await app.register(rateLimit, { clock: overrides.clock, timers: overrides.refusalTimers })
   await app.register(jsonBody)
   // After the rate limit: a route's sign-in check runs after its count.
   await app.register(auth, { now: overrides.now })

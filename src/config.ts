@@ -47,6 +47,7 @@ export const ConfigSchema = Type.Object({
   CORS_ORIGINS: Type.String({ default: '', description: 'a comma-separated list of origins such as https://app.example, or * for any (empty: no cross-origin calls)' }),
   RATE_LIMIT_MAX: integer({ default: 300, min: 1, max: 1_000_000_000 }),
   RATE_LIMIT_WINDOW: Type.String({ minLength: 1, default: '1 minute', description: 'milliseconds, or a duration such as "1 minute" or "30 seconds"' }),
+  RATE_LIMIT_HOLD_MS: integer({ default: 1000, min: 0, max: 60_000 }, ' (milliseconds a 429 is held once a client has been refused 10 times in its window; 0 holds none)'),
   TRUST_PROXY: Type.String({ default: '', description: 'empty (trust no proxy), true, or a comma-separated list of proxy IPs or CIDRs whose X-Forwarded-For is believed' }),
   SHUTDOWN_TIMEOUT_MS: integer({ default: 10_000, min: 0, max: 600_000 }, MS),
   WEB_CONCURRENCY: integer({ default: 1, min: 1, max: 256 }, ' (worker processes on one port)'),

@@ -13,19 +13,25 @@
  * (`app.countRequest`), and keeps its count on the request: when it hands a request on to
  * Fastify after all, the hook here reads that count instead of counting the request again.
  *
+ * A client that goes on asking once refused has its further 429s held before they are sent
+ * (RATE_LIMIT_HOLD_MS, refusal-hold.ts), so that asking as fast as it can gets it few answers
+ * and costs the others little.
+ *
  * The store is in-process (store.ts), or in Redis when REDIS_URL is set (shared-store.ts), so
  * that the limit holds across every instance.
  */
 import type { IncomingMessage } from 'node:http'
 import rateLimit, { normalizeIP, type FastifyRateLimitStoreCtor } from '@fastify/rate-limit'
-import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyReply, FastifyRequest, onSendHookHandler } from 'fastify'
 import fp from 'fastify-plugin'
+import type { Timers } from 'pocketnet-client'
 import type { RateDecision } from '../fast-path/fast-path.js'
 import { mirroredByReplay } from '../fast-path/hook-ledger.js'
 import { clientAddressResolver, parseTrustProxy } from '../http/client-address.js'
 import { HttpError } from '../http/errors.js'
 import { SharedWindowStore } from './shared-store.js'
 import { FixedWindowStore, type WindowCount } from './store.js'
+import { RefusalHold } from './refusal-hold.js'
 import { parseWindow } from './window.js'
 
 declare module 'fastify' {
@@ -57,9 +63,11 @@ function tooManyRequests (max: number, resetSeconds: number): HttpError {
 export interface RateLimitOptions {
   /** Milliseconds, for the windows; default Date.now. */
   clock?: (() => number) | undefined
+  /** The timers that hold refusals (refusal-hold.ts); default Node's. */
+  timers?: Timers | undefined
 }
 
-export default fp<RateLimitOptions>(async (app, { clock }) => {
+export default fp<RateLimitOptions>(async (app, { clock, timers }) => {
   const max = app.config.RATE_LIMIT_MAX
   const windowMs = parseWindow(app.config.RATE_LIMIT_WINDOW)
   const clientAddress = clientAddressResolver(parseTrustProxy(app.config.TRUST_PROXY))
@@ -115,6 +123,26 @@ export default fp<RateLimitOptions>(async (app, { clock }) => {
     if (route.config?.rateLimit !== undefined) return
     route.onRequest = [...[route.onRequest ?? []].flat(), countOnce]
   })
+  // Every 429, the global limit's and a route's own, whichever hook refused it.
+  const refusals = new RefusalHold({ holdMs: app.config.RATE_LIMIT_HOLD_MS, windowMs, clock, timers })
+  const holdRefusal: onSendHookHandler = function holdRefusal (request, reply, payload, done) {
+    if (reply.statusCode !== 429) return done(null, payload)
+    // A refused body is not read: the answer closes the connection (http/unrouted.ts).
+    if (!request.raw.complete) reply.header('connection', 'close')
+    const verdict = refusals.refuse(keyOf(request.raw))
+    if (verdict === 'close') reply.header('connection', 'close')
+    if (verdict !== 'hold') return done(null, payload)
+    const { release } = refusals.hold(keyOf(request.raw), () => {
+      reply.raw.off('close', release)
+      done(null, payload)
+    })
+    // A client that gives up while held frees its place at once.
+    reply.raw.once('close', release)
+  }
+  // A 200 is never held, and the fast path answers nothing else.
+  app.addHook('onSend', mirroredByReplay(holdRefusal))
+  app.addHook('preClose', (done) => { refusals.releaseAll(); done() })
+
   // For what no route's hook counts: http/unrouted.ts counts unknown URLs and preflights with it.
   app.decorate('limitRequest', countOnce)
   app.decorate('clientKey', keyOf)

@@ -3,10 +3,12 @@ import { describe, it } from 'node:test'
 import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
 import { parseWindow } from '../../src/rate-limit/window.js'
+import { RefusalHold } from '../../src/rate-limit/refusal-hold.js'
 import { FixedWindowStore } from '../../src/rate-limit/store.js'
 import { startApp } from '../helpers/build-app.js'
 import { manualClock } from '../helpers/manual-clock.js'
 import { startEmulator } from '../helpers/start-emulator.js'
+import { waitFor } from '../helpers/wait-for.js'
 
 describe('FixedWindowStore', () => {
   it('counts per key within a window that starts at the first request', () => {
@@ -116,5 +118,90 @@ describe('rate limiting', () => {
     assert.equal((await app.inject('/api/nope')).headers['x-ratelimit-remaining'], '99', 'an unknown URL counts in the global limit')
     const other = await app.inject('/api/search?keyword=x')
     assert.equal(other.headers['x-ratelimit-remaining'], '98', 'the global limit counts apart from the route\'s own')
+  })
+})
+
+describe('RefusalHold', () => {
+  const options = (clock: ReturnType<typeof manualClock>) => ({ holdMs: 1000, windowMs: 60_000, freeRefusals: 2, maxHeldPerClient: 2, maxHeld: 3, clock: clock.now, timers: clock.timers })
+
+  it('sends a client\'s first refusals of a window at once and holds the next ones for holdMs', () => {
+    const clock = manualClock()
+    const hold = new RefusalHold(options(clock))
+    assert.deepEqual([hold.refuse('a'), hold.refuse('a'), hold.refuse('a')], ['send', 'send', 'hold'])
+    assert.equal(hold.refuse('b'), 'send', 'clients are counted apart')
+    let sent = 0
+    hold.hold('a', () => sent++)
+    clock.advance(999)
+    assert.equal(sent, 0)
+    clock.advance(1)
+    assert.equal(sent, 1)
+    assert.equal(hold.held, 0)
+    clock.advance(60_000)
+    assert.equal(hold.refuse('a'), 'send', 'a new window')
+  })
+
+  it('closes instead of holding past a client\'s share or the total, and frees a place when a hold ends early', () => {
+    const clock = manualClock()
+    const hold = new RefusalHold(options(clock))
+    const sent: string[] = []
+    for (const key of ['a', 'b']) for (let i = 0; i < 2; i++) hold.refuse(key)
+    assert.equal(hold.refuse('a'), 'hold')
+    const first = hold.hold('a', () => sent.push('a1'))
+    assert.equal(hold.refuse('a'), 'hold')
+    hold.hold('a', () => sent.push('a2'))
+    assert.equal(hold.refuse('a'), 'close', 'past the client\'s share')
+    assert.equal(hold.refuse('b'), 'hold')
+    hold.hold('b', () => sent.push('b1'))
+    assert.equal(hold.refuse('b'), 'close', 'past the total')
+    first.release()
+    first.release()
+    assert.deepEqual(sent, ['a1'], 'a release sends once')
+    assert.equal(hold.refuse('a'), 'hold', 'its place is free again')
+    hold.releaseAll()
+    assert.deepEqual(sent.sort(), ['a1', 'a2', 'b1'])
+    assert.equal(clock.pendingTimers, 0)
+  })
+
+  it('holds nothing with holdMs 0', () => {
+    const hold = new RefusalHold({ holdMs: 0, windowMs: 1000, freeRefusals: 0 })
+    assert.equal(hold.refuse('a'), 'send')
+  })
+})
+
+describe('a client that ignores its 429s', () => {
+  it('gets its further refusals held while other clients are answered, and a refused body closes its connection', async (t) => {
+    const node = await startEmulator(t)
+    const clock = manualClock()
+    const service = await startApp(t, { nodes: [node.url], clock: clock.now, refusalTimers: clock.timers, env: { RATE_LIMIT_MAX: '1', RATE_LIMIT_HOLD_MS: '1000', TRUST_PROXY: '127.0.0.1' } })
+    const as = (ip: string, init: RequestInit = {}) => service.get('/api/nodeinfo', { ...init, headers: { 'x-forwarded-for': ip, ...init.headers } })
+    assert.equal((await as('203.0.113.1')).status, 200)
+    for (let i = 0; i < 10; i++) assert.equal((await as('203.0.113.1')).status, 429, 'the first refusals are sent at once')
+    const held = as('203.0.113.1')
+    let sent = false
+    held.then(() => { sent = true }, () => {})
+    // Other clients are answered while it waits, the other's first refusal at once.
+    assert.equal((await as('203.0.113.2')).status, 200)
+    assert.equal((await as('203.0.113.2')).status, 429)
+    assert.equal(sent, false, 'held')
+    clock.advance(1000)
+    const answer = await held
+    assert.equal(answer.status, 429)
+    assert.equal(answer.headers.get('retry-after'), '60')
+
+    // A refused request with a body it did not read: the refusal closes the connection.
+    const refused = await fetch(`${service.url}/nope`, { method: 'POST', body: 'x'.repeat(100), headers: { 'x-forwarded-for': '203.0.113.2', 'content-type': 'text/plain' } })
+    assert.equal(refused.status, 429)
+    assert.equal(refused.headers.get('connection'), 'close')
+  })
+
+  it('sends held refusals at once when the service closes', async (t) => {
+    const node = await startEmulator(t)
+    const clock = manualClock()
+    const service = await startApp(t, { nodes: [node.url], clock: clock.now, refusalTimers: clock.timers, env: { RATE_LIMIT_MAX: '1', RATE_LIMIT_HOLD_MS: '60000' } })
+    for (let i = 0; i < 11; i++) await service.get('/api/nodeinfo')
+    const held = service.get('/api/nodeinfo')
+    await waitFor('the refusal held', () => clock.pendingTimers === 1)
+    await service.app.close()
+    assert.equal((await held).status, 429)
   })
 })
