@@ -16,7 +16,9 @@ import { openStream, type SseFrame } from './sse-client.js'
 type WithAfter = { after (fn: () => unknown): void }
 
 async function instance (t: WithAfter, redis: TestRedis, env: Record<string, string> = {}, nodes: string[] = ['http://127.0.0.1:9']): Promise<TestApp> {
-  const service = await startApp(t, { nodes, env: { REDIS_URL: redis.url, ...env } })
+  // A machine busy with other test lanes can hold a Redis answer past the default 100 ms, and an
+  // event Redis did not take in time is delivered unshared: these tests are about sharing.
+  const service = await startApp(t, { nodes, env: { REDIS_URL: redis.url, REDIS_TIMEOUT_MS: '5000', ...env } })
   await waitFor('the instance to reach Redis', () => service.app.redis?.available === true && service.app.redis.listening)
   return service
 }
