@@ -7,11 +7,9 @@
  * - `npm run test:quick`: lint, type check and the unit tests (test/lib, without the package
  *   test, which packs and installs), without coverage: the loop while changing code.
  *
- * Test files run in groups, one process per group: the files of a folder together (a process
- * pays for loading the service once, not once per file), except the files that take long
- * alone, which get a process of their own so that the lanes stay even, and the folders of a few
- * files, which share one. Groups run in LANES at a time, longest first; each group's output is
- * printed when it ends, with its time. A file run alone (`npx tsx --test test/routes/user.test.ts`) works as before.
+ * Test files run in a few processes (PROCESSES: a process pays for loading the service once, not
+ * once per file), LANES at a time, beside lint, the type check and the build; each one's output
+ * is printed when it ends, with its time. A file run alone (`npx tsx --test test/routes/user.test.ts`) works as before.
  *
  * What the suite needs from Debian (chromium, redis-server) is checked first, with one line per
  * missing package.
@@ -26,14 +24,27 @@ const quick = process.argv.includes('--quick')
 /** Test processes at once: one per core, and one more, since the slowest groups mostly wait (browsers, timers). */
 const LANES = 3
 /**
- * Files (or a whole folder) that take long enough to get a process of their own, longest first
- * (the first two go beside the build). The end-to-end files share one process and its Chromium.
+ * The test processes, in the order they start; each runs its files one after another. A process
+ * pays about 2 s of CPU to load tsx and the service before its first test, and the suite is
+ * bound by this machine's two cores, so folders share processes. The longest come first (the
+ * first three start beside the build, before lint and the type check): the first two mostly wait
+ * (on worker processes, on a browser). An entry is a folder or a file
+ * (without `.test.ts`); a file goes to the entry that names it, else to its folder's, else to
+ * the last process.
  */
-const ALONE = ['e2e', 'app/cluster', 'app/shutdown', 'deploy/production', 'lib/package']
+const PROCESSES = [
+  ['app/cluster'],
+  // One Chromium for every page.
+  ['e2e'],
+  // The built service, the packed library and the payments' crash tests, run as processes.
+  ['app/shutdown', 'deploy', 'lib/package', 'payments/service-crash', 'payments/crash'],
+  ['events', 'routes', 'devnode', 'lib'],
+  ['db', 'docs', 'fast-path', 'metrics', 'rate-limit', 'resilience', 'scale-out'],
+  ['payments'],
+  ['http', 'auth', 'app'],
+]
 /** Folders that are not part of `npm test`: the contract suite needs a real node (npm run test:contract). */
 const NOT_HERE = new Set(['contract', 'helpers', 'fixtures'])
-/** Folders with fewer test files than this run together, in one process. */
-const SMALL_FOLDER_FILES = 4
 const GROUPS_DIR = join(ROOT, 'test', '.groups')
 /** No group takes nearly this long; one that does is stuck. */
 const HANG_AFTER_MS = 300_000
@@ -98,35 +109,28 @@ function missingPackages (): string[] {
 }
 
 function testGroups (): Group[] {
+  // The quick loop: the unit tests of lib, without what runs processes (the package test packs and installs).
   const folders = quick
     ? ['lib']
     : readdirSync(join(ROOT, 'test'), { withFileTypes: true })
       .filter(entry => entry.isDirectory() && !entry.name.startsWith('.') && !NOT_HERE.has(entry.name))
       .map(entry => entry.name)
-  const alone: Group[] = []
-  const grouped: Group[] = []
+  const groups = PROCESSES.map(entries => ({ name: entries.join('+'), files: [] as string[] }))
+  const processOf = (name: string): number => PROCESSES.findIndex(entries => entries.includes(name))
   for (const folder of folders.sort()) {
     // A folder's files, its subfolders' included (test/lib/events/…).
     const files = (readdirSync(join(ROOT, 'test', folder), { recursive: true }) as string[])
       .filter(name => name.endsWith('.test.ts')).sort().map(name => `${folder}/${name}`)
-    if (ALONE.includes(folder)) {
-      alone.push({ name: folder, files })
-      continue
+    for (const file of files) {
+      const name = file.replace(/\.test\.ts$/, '')
+      if (quick && name === 'lib/package') continue
+      const byFile = processOf(name)
+      const byFolder = processOf(folder)
+      const group = groups[byFile >= 0 ? byFile : byFolder >= 0 ? byFolder : groups.length - 1] as Group
+      group.files.push(file)
     }
-    const rest = files.filter(file => !ALONE.includes(file.replace(/\.test\.ts$/, '')))
-    // The quick loop leaves out what runs processes (the package test packs and installs).
-    for (const file of files) if (!rest.includes(file) && !quick) alone.push({ name: file.replace(/\.test\.ts$/, ''), files: [file] })
-    if (rest.length > 0) grouped.push({ name: folder, files: rest })
   }
-  alone.sort((a, b) => ALONE.indexOf(a.name) - ALONE.indexOf(b.name))
-  // Folders of a few files share one process: each process pays for loading the service again.
-  const small = grouped.filter(group => group.files.length < SMALL_FOLDER_FILES)
-  const big = grouped.filter(group => group.files.length >= SMALL_FOLDER_FILES)
-  if (small.length > 1) big.push({ name: small.map(group => group.name).join('+'), files: small.flatMap(group => group.files) })
-  else big.push(...small)
-  // The bigger folders first: they take longest.
-  big.sort((a, b) => b.files.length - a.files.length)
-  return [...alone, ...big]
+  return groups.filter(group => group.files.length > 0)
 }
 
 /** An entry file that imports the group's files, for `node --test` to run in one process. */
@@ -177,15 +181,15 @@ const test = (group: Group) => () => runQuietly(group.name, process.execPath, ['
 const groups = testGroups().map(test)
 // One queue for the checks and the tests: the checks' CPU fills what the tests leave while they
 // wait on browsers, processes and timers. The build goes first, since the process tests wait for
-// it (test/helpers/built.ts), and the two slowest groups beside it, so that neither is left to
+// it (test/helpers/built.ts), and the three longest processes next, so that none is left to
 // run alone at the end.
 const outcomes = await inLanes([
   // The build, and the embedded database the payments tests copy (test/helpers/pglite-template.ts).
   ...(quick ? [] : [() => runQuietly('build', process.execPath, ['--import', 'tsx', '--input-type=module', '-e', "const template = import('./test/helpers/pglite-template.ts').then(m => m.pgliteTemplate()); await import('./test/helpers/built.ts').then(m => m.ensureBuilt()); await template"])]),
-  ...groups.slice(0, quick ? 1 : 2),
+  ...groups.slice(0, quick ? 1 : 3),
   () => runQuietly('lint', bin('eslint'), ['.']),
   () => runQuietly('typecheck', bin('tsc'), ['--noEmit']),
-  ...groups.slice(quick ? 1 : 2),
+  ...groups.slice(quick ? 1 : 3),
 ], LANES)
 rmSync(GROUPS_DIR, { recursive: true, force: true })
 if (runTmp !== undefined) rmSync(runTmp, { recursive: true, force: true })
