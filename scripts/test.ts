@@ -25,8 +25,8 @@ const quick = process.argv.includes('--quick')
 const LANES = 3
 /**
  * The test processes, in the order they start; each runs its files one after another. A process
- * pays about 2 s of CPU to load tsx and the service before its first test, and the suite is
- * bound by this machine's two cores, so folders share processes. The longest come first (the
+ * pays seconds of CPU to load tsx and the service before its first test, and the suite is bound
+ * by this machine's two cores, so folders share processes (bench/results.md, "Test suite"). The longest come first (the
  * first three start beside the build, before lint and the type check): the first two mostly wait
  * (on worker processes, on a browser). An entry is a folder or a file
  * (without `.test.ts`); a file goes to the entry that names it, else to its folder's, else to
@@ -149,10 +149,9 @@ if (missing.length > 0) {
 /**
  * The run's temporary files in memory (/dev/shm, when it is a file system with room), removed at
  * the end. The tests make thousands of files there (database data directories, a PostgreSQL
- * cluster, an npm install, browser profiles), and on this machine's ext4 creating and removing a
- * file costs a hundred times what it does in memory: the embedded database's ~1000 files take
- * 0.6 s of system time to copy on disk, 0.05 s in memory. What lasts from run to run (the
- * embedded database template) stays in the usual temporary folder (TEST_CACHE_DIR).
+ * cluster, an npm install, browser profiles), and creating and removing a file on this machine's
+ * ext4 costs many times what it does in memory (bench/results.md, "Test suite"). What lasts from
+ * run to run (the embedded database template) stays in the usual temporary folder (TEST_CACHE_DIR).
  */
 function memoryTmp (): string | undefined {
   try {
@@ -187,8 +186,10 @@ const outcomes = await inLanes([
   // The build, and the embedded database the payments tests copy (test/helpers/pglite-template.ts).
   ...(quick ? [] : [() => runQuietly('build', process.execPath, ['--import', 'tsx', '--input-type=module', '-e', "const template = import('./test/helpers/pglite-template.ts').then(m => m.pgliteTemplate()); await import('./test/helpers/built.ts').then(m => m.ensureBuilt()); await template"])]),
   ...groups.slice(0, quick ? 1 : 3),
-  () => runQuietly('lint', bin('eslint'), ['.']),
-  () => runQuietly('typecheck', bin('tsc'), ['--noEmit']),
+  // Both keep what they learnt in node_modules/.cache, so that a run after a change checks what
+  // the change touched (eslint by file content; tsc by its build info) rather than everything.
+  () => runQuietly('lint', bin('eslint'), ['.', '--cache', '--cache-strategy', 'content', '--cache-location', `${join(ROOT, 'node_modules', '.cache', 'eslint')}/`]),
+  () => runQuietly('typecheck', bin('tsc'), ['--noEmit', '--incremental', '--tsBuildInfoFile', join(ROOT, 'node_modules', '.cache', 'tsc', 'typecheck.tsbuildinfo')]),
   ...groups.slice(quick ? 1 : 3),
 ], LANES)
 rmSync(GROUPS_DIR, { recursive: true, force: true })

@@ -76,9 +76,9 @@ interface TemplateFiles { folders: string[], files: Array<[string, Buffer]> }
 let loaded: Promise<TemplateFiles> | undefined
 
 /**
- * The template's files, read once per process. Writing them out of memory costs a fifth of the
- * CPU of copying the directory (cpSync, or cp -r: about 0.75 s of system time for its ~1000
- * files on this machine's ext4), and the suite opens dozens.
+ * The template's files, read once per process: writing its thousand files out of memory costs a
+ * fraction of the CPU of copying the directory (cpSync, or cp -r; bench/results.md, "Test
+ * suite"), and the suite opens dozens.
  */
 function templateFiles (): Promise<TemplateFiles> {
   loaded ??= pgliteTemplate().then(template => {
