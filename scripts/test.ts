@@ -15,14 +15,17 @@
  * missing package.
  */
 import { spawn, spawnSync } from 'node:child_process'
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statfsSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statfsSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 
 const ROOT = resolve(import.meta.dirname, '..')
 const quick = process.argv.includes('--quick')
-/** Test processes at once: one per core, and one more, since the slowest groups mostly wait (browsers, timers). */
-const LANES = 3
+/**
+ * Test processes at once: one per core of this two-core machine, and one more, since the slowest
+ * groups wait in part (browsers, timers). TEST_LANES sets another count, for a bigger machine.
+ */
+const LANES = lanes(process.env.TEST_LANES)
 /**
  * The test processes, in the order they start; each runs its files one after another. A process
  * pays seconds of CPU to load tsx and the service before its first test, and the suite is bound
@@ -53,8 +56,16 @@ const COVERAGE_DIR = join(ROOT, 'coverage', 'tmp')
 /** Free space a memory file system needs for the run's temporary files (data directories, a packed install, browser profiles). */
 const MEMORY_TMP_MIN_BYTES = 2 * 1024 ** 3
 
+function lanes (value: string | undefined): number {
+  if (value === undefined) return 3
+  const count = Number(value)
+  if (Number.isInteger(count) && count >= 1) return count
+  console.error(`TEST_LANES must be a whole number from 1 (got ${JSON.stringify(value)})`)
+  process.exit(1)
+}
+
 interface Group { name: string, files: string[] }
-interface Outcome { name: string, code: number, output: string, seconds: number, passed: number, failed: number }
+interface Outcome { name: string, code: number, output: string, seconds: number, startedAt: number, passed: number, failed: number }
 
 function bin (name: string): string {
   return join(ROOT, 'node_modules', '.bin', name)
@@ -76,7 +87,7 @@ function runQuietly (name: string, command: string, args: string[], env: NodeJS.
     child.on('close', (code, signal) => {
       clearTimeout(guard)
       const count = (word: string): number => Number(new RegExp(`^# ${word} (\\d+)$`, 'm').exec(output)?.[1] ?? 0)
-      resolve({ name, code: code ?? (signal ? 1 : 0), output, seconds: (performance.now() - started) / 1000, passed: count('pass'), failed: count('fail') })
+      resolve({ name, code: code ?? (signal ? 1 : 0), output, seconds: (performance.now() - started) / 1000, startedAt: started / 1000, passed: count('pass'), failed: count('fail') })
     })
   })
 }
@@ -115,7 +126,9 @@ function testGroups (): Group[] {
     : readdirSync(join(ROOT, 'test'), { withFileTypes: true })
       .filter(entry => entry.isDirectory() && !entry.name.startsWith('.') && !NOT_HERE.has(entry.name))
       .map(entry => entry.name)
-  const groups = PROCESSES.map(entries => ({ name: entries.join('+'), files: [] as string[] }))
+  const groups = PROCESSES.map(() => ({ name: '', files: [] as string[] }))
+  // A group is named after the entries its files came by (a folder no entry names, by itself).
+  const names = PROCESSES.map(() => new Set<string>())
   const processOf = (name: string): number => PROCESSES.findIndex(entries => entries.includes(name))
   for (const folder of folders.sort()) {
     // A folder's files, its subfolders' included (test/lib/events/…).
@@ -126,9 +139,14 @@ function testGroups (): Group[] {
       if (quick && name === 'lib/package') continue
       const byFile = processOf(name)
       const byFolder = processOf(folder)
-      const group = groups[byFile >= 0 ? byFile : byFolder >= 0 ? byFolder : groups.length - 1] as Group
-      group.files.push(file)
+      const index = byFile >= 0 ? byFile : byFolder >= 0 ? byFolder : groups.length - 1
+      groups[index]?.files.push(file)
+      names[index]?.add(byFile >= 0 ? name : folder)
     }
+  }
+  for (const [index, group] of groups.entries()) {
+    const came = names[index] as Set<string>
+    group.name = [...PROCESSES[index] as string[], ...came].filter((entry, at, all) => came.has(entry) && all.indexOf(entry) === at).join('+')
   }
   return groups.filter(group => group.files.length > 0)
 }
@@ -166,6 +184,22 @@ function memoryTmp (): string | undefined {
   }
 }
 
+/**
+ * CPU-seconds this machine has been busy (every process's, from /proc/stat; undefined off Linux):
+ * what the run costs, Chromium's and PostgreSQL's processes included, which no child's own
+ * resource usage shows, since the test processes do not wait for them all.
+ */
+function machineBusySeconds (): number | undefined {
+  try {
+    const [user, nice, system, , , irq, softirq] = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/).slice(1).map(Number) as number[]
+    // USER_HZ: 100 on every Linux a Node.js build targets.
+    return ((user ?? 0) + (nice ?? 0) + (system ?? 0) + (irq ?? 0) + (softirq ?? 0)) / 100
+  } catch {
+    return undefined
+  }
+}
+
+const busyAtStart = machineBusySeconds()
 rmSync(GROUPS_DIR, { recursive: true, force: true })
 mkdirSync(GROUPS_DIR, { recursive: true })
 const runTmp = memoryTmp()
@@ -199,7 +233,7 @@ const passed = outcomes.reduce((sum, outcome) => sum + outcome.passed, 0)
 const failed = outcomes.reduce((sum, outcome) => sum + outcome.failed, 0)
 const broken = outcomes.filter(outcome => outcome.code !== 0)
 console.log('\n# checks and groups, slowest first:')
-for (const outcome of [...outcomes].sort((a, b) => b.seconds - a.seconds)) console.log(`#   ${outcome.name.padEnd(22)} ${outcome.seconds.toFixed(1).padStart(5)} s  ${outcome.passed} passed${outcome.failed ? `, ${outcome.failed} failed` : ''}`)
+for (const outcome of [...outcomes].sort((a, b) => b.seconds - a.seconds)) console.log(`#   ${outcome.name.padEnd(22)} ${outcome.seconds.toFixed(1).padStart(5)} s (from ${outcome.startedAt.toFixed(0).padStart(3)} s)  ${outcome.passed} passed${outcome.failed ? `, ${outcome.failed} failed` : ''}`)
 if (broken.length > 0) console.log(`# failed: ${broken.map(outcome => outcome.name).join(', ')}`)
 
 let covered = true
@@ -207,5 +241,7 @@ if (coverage) {
   const report = spawnSync(bin('c8'), ['report', '--temp-directory', COVERAGE_DIR, '--check-coverage'], { cwd: ROOT, stdio: 'inherit' })
   covered = report.status === 0
 }
+const busyAtEnd = machineBusySeconds()
+if (busyAtStart !== undefined && busyAtEnd !== undefined) console.log(`# ${(performance.now() / 1000).toFixed(0)} s, this machine busy ${(busyAtEnd - busyAtStart).toFixed(0)} CPU-seconds (every process's)`)
 console.log(`${passed} passed, ${failed} failed`)
 process.exit(broken.length === 0 && failed === 0 && covered ? 0 : 1)
