@@ -26,6 +26,9 @@ import { ConfigError, loadConfig } from '../src/config.js'
 
 // A .env of the developer's own (`cp .env.example .env`) is read first; the environment wins.
 if (existsSync('.env')) process.loadEnvFile('.env')
+// This machine only unless HOST says otherwise: the demo wallet pays from the emulator's wallet
+// for whoever reaches the service, and the service's own default (every interface) is for servers.
+process.env.HOST ??= '127.0.0.1'
 
 const blockIntervalMs = Number(process.env.DEVNODE_BLOCK_INTERVAL_MS ?? 60_000)
 if (!Number.isInteger(blockIntervalMs) || blockIntervalMs < 100) {
@@ -85,6 +88,8 @@ process.once('SIGTERM', shutdown)
 
 const address = await app.listen({ port: config.PORT, host: config.HOST })
 const base = address.replace('0.0.0.0', '127.0.0.1').replace('[::]', '127.0.0.1')
+const socket = app.server.address()
+const listening = typeof socket === 'object' && socket !== null ? `${socket.address}:${socket.port}` : String(socket)
 const user = emulator.dataset.users.find(candidate => !candidate.deleted)
 const post = emulator.dataset.posts[0]
 const tips = config.PAYMENT_TIPS
@@ -98,7 +103,7 @@ Pay that invoice as the host would (the receiver, its amount in satoshi, its mem
   curl -X POST ${controls}/mine`
 console.log(`
 Pocketnet node emulator: ${emulator.url} (controls: POST ${controls}/pay, /mine, /disconnect)
-Service:                 ${base}
+Service:                 ${base}  (listening on ${listening})
 Demo page:               ${base}/?wallet=demo  (the emulator's wallet pays tips; ${base}/ as outside the demo)
 API docs:                ${base}/docs
 Tips:                    ${tips}

@@ -43,7 +43,8 @@ const PROCESSES = [
   ['app/shutdown', 'deploy', 'lib/package', 'payments/service-crash', 'payments/crash'],
   ['events', 'routes', 'devnode', 'lib'],
   ['db', 'docs', 'fast-path', 'metrics', 'rate-limit', 'resilience', 'scale-out'],
-  ['payments'],
+  // The demo as a process (its embedded database made anew) beside the payments' own.
+  ['payments', 'deploy/demo'],
   ['http', 'auth', 'app'],
 ]
 /** Folders that are not part of `npm test`: the contract suite needs a real node (npm run test:contract). */
