@@ -27,13 +27,11 @@ const quick = process.argv.includes('--quick')
  */
 const LANES = lanes(process.env.TEST_LANES)
 /**
- * The test processes, in the order they start; each runs its files one after another. A process
- * pays seconds of CPU to load tsx and the service before its first test, and the suite is bound
- * by this machine's two cores, so folders share processes (bench/results.md, "Test suite"). The longest come first (the
- * first three start beside the build, before lint and the type check): the first two mostly wait
- * (on worker processes, on a browser). An entry is a folder or a file
- * (without `.test.ts`); a file goes to the entry that names it, else to its folder's, else to
- * the last process.
+ * The test processes, in the order they start, the longest first; each runs its files one after
+ * another. A process pays seconds of CPU to load tsx and the service before its first test, and
+ * the suite is bound by this machine's two cores, so folders share processes (bench/results.md,
+ * "Test suite"). An entry is a folder or a file (without `.test.ts`); a file goes to the entry
+ * that names it, else to its folder's, else to the last process.
  */
 const PROCESSES = [
   ['app/cluster'],
@@ -41,8 +39,8 @@ const PROCESSES = [
   ['e2e'],
   // The built service, the packed library and the payments' crash tests, run as processes.
   ['app/shutdown', 'deploy', 'lib/package', 'payments/service-crash', 'payments/crash'],
-  ['events', 'routes', 'devnode', 'lib'],
   ['db', 'docs', 'fast-path', 'metrics', 'rate-limit', 'resilience', 'scale-out'],
+  ['events', 'routes', 'devnode', 'lib'],
   // The demo as a process (its embedded database made anew) beside the payments' own.
   ['payments', 'deploy/demo'],
   ['http', 'auth', 'app'],
@@ -213,19 +211,17 @@ const env = coverage ? { ...process.env, NODE_V8_COVERAGE: COVERAGE_DIR } : proc
 if (coverage) rmSync(join(ROOT, 'coverage'), { recursive: true, force: true })
 const test = (group: Group) => () => runQuietly(group.name, process.execPath, ['--import', 'tsx', '--test', entryOf(group)], env)
 const groups = testGroups().map(test)
-// One queue for the checks and the tests: the checks' CPU fills what the tests leave while they
-// wait on browsers, processes and timers. The build goes first, since the process tests wait for
-// it (test/helpers/built.ts), and the three longest processes next, so that none is left to
-// run alone at the end.
+// One queue for the checks and the tests. The build goes first, since the process tests wait for
+// it (test/helpers/built.ts); the test processes next, the longest first; lint and the type check
+// last, where their CPU alone fills the lanes the last test processes leave.
 const outcomes = await inLanes([
   // The build, and the embedded database the payments tests copy (test/helpers/pglite-template.ts).
   ...(quick ? [] : [() => runQuietly('build', process.execPath, ['--import', 'tsx', '--input-type=module', '-e', "const template = import('./test/helpers/pglite-template.ts').then(m => m.pgliteTemplate()); await import('./test/helpers/built.ts').then(m => m.ensureBuilt()); await template"])]),
-  ...groups.slice(0, quick ? 1 : 3),
+  ...groups,
   // Both keep what they learnt in node_modules/.cache, so that a run after a change checks what
   // the change touched (eslint by file content; tsc by its build info) rather than everything.
   () => runQuietly('lint', bin('eslint'), ['.', '--cache', '--cache-strategy', 'content', '--cache-location', `${join(ROOT, 'node_modules', '.cache', 'eslint')}/`]),
   () => runQuietly('typecheck', bin('tsc'), ['--noEmit', '--incremental', '--tsBuildInfoFile', join(ROOT, 'node_modules', '.cache', 'tsc', 'typecheck.tsbuildinfo')]),
-  ...groups.slice(quick ? 1 : 3),
 ], LANES)
 rmSync(GROUPS_DIR, { recursive: true, force: true })
 if (runTmp !== undefined) rmSync(runTmp, { recursive: true, force: true })
