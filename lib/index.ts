@@ -56,5 +56,6 @@ export { MAX_MEMO_BYTES, readOpReturnPushes, memoOfScript, memoScriptHex, memoBy
 export { readChainTransaction, isUnknownTransactionError, type ChainTransaction, type ChainInput, type ChainOutput } from './payments/chain-transaction.js'
 export { proveInvoicePayment, type PaymentExpectation, type PaymentProof, type PaymentOutcome } from './payments/prove-payment.js'
 export { buildHostCheckout, hostPaymentHash, adler32, type HostCheckout, type HostCheckoutRequest, type HostPayment, type CheckoutItem } from './payments/host-checkout.js'
+export { CodedError } from './coded-error.js'
 export { PaymentError, PAYMENT_ERROR_CODES, type PaymentErrorCode } from './payments/errors.js'
 export { signWebhook, verifyWebhookSignature, WebhookSignatureError, WEBHOOK_SIGNATURE_ERROR_CODES, WEBHOOK_SIGNATURE_HEADER, DEFAULT_WEBHOOK_TOLERANCE_S, type WebhookSignatureErrorCode, type VerifyWebhookOptions } from './payments/webhook-signature.js'

@@ -1,4 +1,5 @@
 /** What opening or migrating the database refuses. Match on `err.code`. */
+import { CodedError } from 'pocketnet-client'
 
 export const DATABASE_ERROR_CODES = {
   DB_ERR_LOCKED: 'The data directory is in use by another running process: the embedded database has one owner at a time (several instances need DATABASE_URL).',
@@ -9,12 +10,6 @@ export const DATABASE_ERROR_CODES = {
 
 export type DatabaseErrorCode = keyof typeof DATABASE_ERROR_CODES
 
-export class DatabaseError extends Error {
-  readonly code: DatabaseErrorCode
-
-  constructor (code: DatabaseErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options)
-    this.name = 'DatabaseError'
-    this.code = code
-  }
+export class DatabaseError extends CodedError<DatabaseErrorCode> {
+  override name = 'DatabaseError'
 }

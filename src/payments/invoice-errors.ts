@@ -1,4 +1,5 @@
 /** What the invoice store refuses. Match on `err.code`. */
+import { CodedError } from 'pocketnet-client'
 
 export const INVOICE_ERROR_CODES = {
   INVOICE_ERR_INVALID: 'The invoice asked for is not valid: an amount, receiver, memo, lifetime, confirmation count or metadata out of its rules.',
@@ -9,12 +10,6 @@ export const INVOICE_ERROR_CODES = {
 
 export type InvoiceErrorCode = keyof typeof INVOICE_ERROR_CODES
 
-export class InvoiceError extends Error {
-  readonly code: InvoiceErrorCode
-
-  constructor (code: InvoiceErrorCode, message: string) {
-    super(message)
-    this.name = 'InvoiceError'
-    this.code = code
-  }
+export class InvoiceError extends CodedError<InvoiceErrorCode> {
+  override name = 'InvoiceError'
 }
