@@ -34,7 +34,7 @@ function urlDecode (text: string): string {
   }
 }
 
-function contentItem (dataset: Dataset, post: PostRecord): Record<string, unknown> {
+export function contentItem (dataset: Dataset, post: PostRecord): Record<string, unknown> {
   const author = dataset.usersByAddress.get(post.address)
   // The node leaves out a column that is null: the URL of a post without one, the settings.
   const item: Record<string, unknown> = {

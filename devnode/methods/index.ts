@@ -12,6 +12,7 @@ import { getComments } from './comments.js'
 import { RpcError, type ChainState } from './common.js'
 import { getContent, search } from './contents.js'
 import { getCompactBlock, getLastBlocks, getMissedInfo, getNotifications } from './events.js'
+import { FEED_METHODS, feed } from './feeds.js'
 import { otherMethod } from './other.js'
 import { PUBLIC_METHODS } from './public-table.js'
 import { nodeInfo } from './system.js'
@@ -26,6 +27,9 @@ export const IMPLEMENTED_METHODS: ReadonlySet<string> = new Set([
   'getusersubscribers', 'getusersubscribes', 'getapps', 'getappscores', 'getappcomments',
   'getlastblocks', 'getcompactblock', 'getnotifications', 'getmissedinfo',
   'getrawtransaction', 'gettransactions',
+  // The feeds, from the dataset's posts (feeds.ts).
+  'gethierarchicalfeed', 'gethierarchicalstrip', 'gethistoricalfeed', 'gethistoricalstrip', 'getmostcommentedfeed', 'gettopfeed',
+  'getprofilefeed', 'getsubscribesfeed', 'getrandomcontents',
 ])
 
 /** Every name the read path serves but the write path (`/post/`) does not: all but the built-in `help`. */
@@ -60,7 +64,8 @@ export function callMethod (dataset: Dataset, chain: ChainState, method: string,
     case 'getappscores':
     case 'getappcomments': return getAppItems(params)
   }
-  const other = otherMethod(method, params)
+  if (FEED_METHODS.has(method)) return feed(dataset, chain, method, params)
+  const other = otherMethod(method, params, chain, dataset)
   if (other === undefined) throw new RpcError(-32601, 'Method not found', 404)
   return other.result
 }

@@ -1,15 +1,62 @@
 /**
- * The public methods the emulator has no data for: the node's answer with nothing to report,
- * or, for the ones broken on 0.22.x and those served only on testnet, the node's failure.
+ * The public methods the emulator has no data for: the node's answer with nothing to report (its
+ * structure, recorded from a real 0.22.7 node, which the contract suite's emulator-parity test
+ * compares), or, for the ones broken on 0.22.x and those served only on testnet, the node's failure.
  */
-import { RpcError, getInt, isAddress, runtimeError, sqlPrepareError, typeCheck } from './common.js'
+import type { Dataset } from '../data/generate.js'
+import { type ChainState, RpcError, getInt, isAddress, runtimeError, sqlPrepareError, typeCheck } from './common.js'
 import { PUBLIC_METHODS, type ResultType } from './public-table.js'
 import { WITHOUT_PARAMS } from './without-params.js'
 
 const EMPTY: Record<ResultType, () => unknown> = { array: () => [], object: () => ({}), string: () => '' }
 
-/** The empty value of `method`'s result type, or its failure; undefined for a name the node does not serve. */
-export function otherMethod (method: string, params: unknown[]): { result: unknown } | undefined {
+/** What the emulator says its coins issued are per block (a regtest node's 50; mainnet's schedule is not modelled). */
+const EMISSION_PER_BLOCK = 50
+
+/**
+ * The node's answer with nothing to report, for the methods whose answer has a structure even
+ * then: the fields a real node gives, with the emulator's figures (its height, its block; zeros
+ * where it keeps no such data).
+ */
+function noDataAnswer (method: string, params: unknown[], chain: ChainState, dataset: Dataset): unknown {
+  const height = chain.height - chain.lag
+  switch (method) {
+    case 'estimatesmartfee': return { feerate: 0.0000007, blocks: typeof params[0] === 'number' ? params[0] : 2 }
+    case 'getaccountearning': {
+      // The node names the account only when it has one; zeros: the emulator keeps no earnings.
+      const address = typeof params[0] === 'string' && dataset.usersByAddress.has(params[0]) ? params[0] : ''
+      return [{ address, amountLottery: 0, amountDonation: 0, amountTransfer: 0 }]
+    }
+    case 'getaddressinfo': return { lastChange: 0, balance: 0 }
+    case 'getboostfeed': return { height, boosts: [] }
+    case 'getcoininfo': return { emission: height * EMISSION_PER_BLOCK, height }
+    case 'getcontentactions': return { scores: [], boosts: [], donations: [] }
+    case 'getlateststat': return latestStat(chain, height)
+    case 'getposdifficulty': return { Height: height, Difficulty: 0.0000038 }
+    case 'getrecommendedcontentbyaddress': return { contents: [] }
+    // Keyed by hours or days back and by transaction type: the emulator's posts, all in the latest.
+    case 'getstatisticbyhours': return { 0: { 200: dataset.posts.length, 204: dataset.comments.length } }
+    case 'getstatisticcontentbydays': return { 0: dataset.posts.length }
+    case 'getstatisticcontentbyhours': return { 1: 0, 0: dataset.posts.length }
+    case 'gettime': return { time: Math.floor(Date.now() / 1000) }
+    // What the hash or address is: the node tells addresses from transactions, contents included.
+    case 'searchbyhash': return { type: isAddress(params[0]) ? 'address' : 'transaction' }
+    case 'help': return `== Public ==\n${Object.keys(PUBLIC_METHODS).filter(name => name !== 'help').sort().join('\n')}\n`
+  }
+  return undefined
+}
+
+/** getlateststat: the node's own state, its database's and its RPC server's counters. */
+function latestStat (chain: ChainState, height: number): Record<string, unknown> {
+  return {
+    General: { Version: chain.version, Chain: 'main', 'Height-Network': chain.height, 'Height-Node': height, 'Height-Web': height, SyncWithNet: '100.00%', LastBlock: chain.blockHash, PeersIN: 0, PeersOUT: 0 },
+    SQL: { MemoryUsed: 0, MemoryUsedMax: 0, PageCacheUsed: 0, PageCacheUsedMax: 0, PageCacheSize: 0, PageCacheSizeMax: 0, CacheUsed: 0, SharedCacheUsed: 0, CacheHit: 0, CacheMiss: 0, CacheSpill: 0 },
+    RPC: { RequestsAll: 0, RequestsFailed: 0, AvgReqTime: 0, AvgExecTime: 0, UniqueIPs: 0 },
+  }
+}
+
+/** The node's no-data answer of `method`, or its failure; undefined for a name the node does not serve. */
+export function otherMethod (method: string, params: unknown[], chain: ChainState, dataset: Dataset): { result: unknown } | undefined {
   const entry = Object.hasOwn(PUBLIC_METHODS, method) ? PUBLIC_METHODS[method] : undefined
   if (entry === undefined) return undefined
   if (entry.status === 'testnet-only') {
@@ -36,7 +83,7 @@ export function otherMethod (method: string, params: unknown[]): { result: unkno
     case 'getprofilecollections':
       return { result: profileCollections(params) }
   }
-  return { result: EMPTY[entry.result]() }
+  return { result: noDataAnswer(method, params, chain, dataset) ?? EMPTY[entry.result]() }
 }
 
 /** Its params are read as a profile feed's, then its query, written for the pre-0.22 schema, does not prepare. */

@@ -7,10 +7,14 @@
  */
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
+import { createHash } from 'node:crypto'
+import { addressOf, testKey } from '../../devnode/bastyon-host.js'
 import { createEmulator, type Emulator } from '../../devnode/server.js'
-import { PUBLIC_METHODS } from '../../devnode/methods/index.js'
-import { contractNode } from './contract-node.js'
-import { differences, shapeOf } from './json-shape.js'
+import { IMPLEMENTED_METHODS, PUBLIC_METHODS } from '../../devnode/methods/index.js'
+import { PocketNetProxyApi, RPC_TABLE, RpcClientError, RpcNodeError, type PocketnetNetwork } from '../../lib/index.js'
+import { contractNode, type Dataset } from './contract-node.js'
+import { differences, numericKeysAsData, shapeOf } from './json-shape.js'
+import { paramsFor, type ChainFacts } from './method-params.js'
 
 interface Answer { status: number, result: unknown, error: { code: number } | null }
 
@@ -77,7 +81,13 @@ describe('the emulator answers like the real node', () => {
       { method: 'getnotifications', node: [dataset.height - 50], emulator: [emulator.height], ignore: path => /^\.notifiers\./.test(path) || path.startsWith('.data[].') },
       // What proves a payment: a payment with a memo, in a block.
       { method: 'getrawtransaction', node: [payment.txid], emulator: [paid.txid] },
-      { method: 'gettransactions', node: [[payment.txid]], emulator: [[paid.txid]] }
+      { method: 'gettransactions', node: [[payment.txid]], emulator: [[paid.txid]] },
+      // The feeds: contents as getcontent gives them, in {height, contents}.
+      ...['gethierarchicalfeed', 'gethierarchicalstrip', 'gethistoricalfeed', 'gethistoricalstrip', 'getmostcommentedfeed', 'gettopfeed'].map(method => ({ method, node: [0, '', 3], emulator: [0, '', 3], ignore: ONLY_WITH_RATINGS_OR_DONATIONS })),
+      { method: 'getprofilefeed', node: [0, '', 3, '', [], [], [], [], [], '', alice.address], emulator: [0, '', 3, '', [], [], [], [], [], '', post.address], ignore: ONLY_WITH_RATINGS_OR_DONATIONS },
+      { method: 'getsubscribesfeed', node: [0, '', 3, '', [], [], [], [], [], '', alice.address], emulator: [0, '', 3, '', [], [], [], [], [], '', user.address], ignore: ONLY_WITH_RATINGS_OR_DONATIONS },
+      // A post drawn at random: whether it has a last comment or a URL is the draw's.
+      { method: 'getrandomcontents', node: [], emulator: [], ignore: path => path.startsWith('[].lastComment') || path === '[].u' || ONLY_WITH_RATINGS_OR_DONATIONS(path) }
     )
   })
   after(() => emulator.close())
@@ -107,6 +117,56 @@ describe('the emulator answers like the real node', () => {
     assert.deepEqual(found, [])
   })
 
+  it('answers each method it has no data for as the node answers a question about nothing it knows', async () => {
+    // Valid params (method-params.ts) that name no one and nothing: addresses of keys no account
+    // uses, hashes of no transaction, the chain's first blocks. The node has data for these methods
+    // and the emulator has none, so the question is asked where neither has any.
+    const unknown = (what: string): string => createHash('sha256').update(`contract: no such ${what}`).digest('hex')
+    const nothing = (network: PocketnetNetwork, height: number): ChainFacts => {
+      const version = network === 'regtest' ? 111 : 0x37
+      const account = (name: string): Dataset['accounts'][number] => ({ name, address: addressOf(testKey(`contract: nobody ${name}`), version), privkey: '', posts: [unknown(`${name}'s post`)], comments: [unknown(`${name}'s comment`)] })
+      const dataset: Dataset = { height, miner: '', accounts: [account('nobodyone'), account('nobodytwo')], payments: [{ txid: unknown('payment'), memo: '', amount: '0' }] }
+      return { dataset, commentBlock: { height: 2, hash: unknown('block') }, tipHash: unknown('tip') }
+    }
+    const outcome = async (api: PocketNetProxyApi, method: string, params: unknown): Promise<{ result?: unknown, error?: string }> => {
+      try {
+        return { result: await (api.rpc as unknown as Record<string, (params: unknown) => Promise<unknown>>)[method]?.(params) }
+      } catch (err) {
+        if (err instanceof RpcNodeError) return { error: `RPC error ${err.rpcCode}` }
+        if (err instanceof RpcClientError) return { error: err.code }
+        throw err
+      }
+    }
+    const node = await PocketNetProxyApi.create({ nodes: [contractNode.url], network: 'regtest', hedging: false, cache: { ttlMs: {} } })
+    const own = await PocketNetProxyApi.create({ nodes: [emulator.url], network: 'main', hedging: false, cache: { ttlMs: {} } })
+    const found: string[] = []
+    let asked = 0
+    try {
+      const nodeFacts = nothing('regtest', contractNode.dataset.height)
+      const ownFacts = nothing('main', emulator.height)
+      for (const [method, { status }] of Object.entries(PUBLIC_METHODS)) {
+        const typed = (RPC_TABLE as Record<string, { status: string, params: ReadonlyArray<{ name: string, required: boolean }> }>)[method]
+        if (status !== 'ok' || IMPLEMENTED_METHODS.has(method) || typed === undefined || typed.status !== 'ok') continue
+        const required = typed.params.filter(param => param.required).map(param => param.name)
+        const [theirs, ours] = await Promise.all([outcome(node, method, paramsFor(method, required, nodeFacts)), outcome(own, method, paramsFor(method, required, ownFacts))])
+        asked++
+        if (theirs.error !== undefined || ours.error !== undefined) {
+          if (theirs.error !== ours.error) found.push(`${method}: the node ${theirs.error ?? 'answers'}, the emulator ${ours.error ?? 'answers'}`)
+          continue
+        }
+        // The statistics are keyed by hours, days and transaction types: data, not field names.
+        const shape = (value: unknown): ReturnType<typeof shapeOf> => method.startsWith('getstatistic') ? numericKeysAsData(shapeOf(value)) : shapeOf(value)
+        for (const difference of differences(shape(theirs.result), shape(ours.result))) found.push(`${method}${difference}`)
+        const size = (value: unknown): string => JSON.stringify(value)?.length.toString() ?? 'nothing'
+        if ((JSON.stringify(theirs.result)?.length ?? 0) > 2 && (JSON.stringify(ours.result)?.length ?? 0) <= 2) found.push(`${method}: the node answers ${size(theirs.result)} characters, the emulator ${JSON.stringify(ours.result)}: ${JSON.stringify(theirs.result)?.slice(0, 200)}`)
+      }
+    } finally {
+      await Promise.all([node.close(), own.close()])
+    }
+    assert.ok(asked > 40, `asked ${asked} methods`)
+    assert.deepEqual(found, [])
+  })
+
   it('refuses the same bad params with the same error code and HTTP status', async () => {
     const address = contractNode.dataset.accounts[0]?.address as string
     const cases: Array<[string, unknown[]]> = [
@@ -122,6 +182,8 @@ describe('the emulator answers like the real node', () => {
       ['getprofilecollections', []],
       ['getrawtransaction', []], ['getrawtransaction', [1]], ['getrawtransaction', [null]], ['getrawtransaction', ['ab'.repeat(32)]],
       ['gettransactions', []], ['gettransactions', [1]], ['gettransactions', [[1]]], ['gettransactions', [['ab'.repeat(32)]]],
+      ['gettopfeed', [0, '', 'ten']], ['getprofilefeed', [0, '', 10]], ['getprofilefeed', [0, '', 10, '', [], [], [], [], [], '', 'nobody']],
+      ['getsubscribesfeed', [0, '', 10]], ['getsubsciptionsgroupedbyauthors', []],
       ['nosuchmethod', []],
     ]
     const found: string[] = []

@@ -100,3 +100,23 @@ export function differences (node: Shape, emulator: Shape, ignore: (path: string
   }
   return found
 }
+
+/**
+ * The structure of an answer whose numeric keys are data (hours, days, transaction types), with
+ * every such key written `#`: two answers keyed by different hours have the same structure.
+ */
+export function numericKeysAsData (shape: Shape): Shape {
+  const merged: Shape = new Map()
+  for (const [path, entry] of shape) {
+    const general = path.replace(/\.\d+(?=\.|\[|$)/g, '.#')
+    const into = merged.get(general)
+    if (into === undefined) {
+      merged.set(general, { types: new Set(entry.types), parents: entry.parents, present: entry.present })
+    } else {
+      for (const type of entry.types) into.types.add(type)
+      into.parents = Math.max(into.parents, entry.parents)
+      into.present = Math.max(into.present, entry.present)
+    }
+  }
+  return merged
+}

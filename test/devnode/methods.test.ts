@@ -342,28 +342,82 @@ describe('the emulator\'s public methods', () => {
     })
   })
 
+  describe('the feeds', () => {
+    const hashes = (answer: { body: { result: { contents: Array<{ hash: string }> } } }): string[] => answer.body.result.contents.map(item => item.hash)
+
+    it('answer {height, contents}: the newest posts of live authors, as many as asked, in a language if one is named, each as getcontent gives it', async (t) => {
+      const node = await startEmulator(t)
+      const { posts, usersByAddress } = node.dataset
+      const live = posts.filter(post => usersByAddress.get(post.address)?.deleted === false)
+      const feed = await rpc(node.url, 'gethistoricalfeed', [0, '', 3])
+      assert.equal(feed.body.result.height, node.height)
+      assert.deepEqual(hashes(feed), live.slice(0, 3).map(post => post.hash))
+      assert.deepEqual(feed.body.result.contents[0], (await rpc(node.url, 'getcontent', [[live[0]?.hash]])).body.result[0])
+      assert.equal(hashes(await rpc(node.url, 'gethierarchicalfeed', [])).length, 10)
+      const french = await rpc(node.url, 'gethistoricalstrip', [0, '', 100, 'fr'])
+      assert.ok(french.body.result.contents.length > 0)
+      assert.ok(french.body.result.contents.every((item: { l: string }) => item.l === 'fr'))
+      const commented = (await rpc(node.url, 'getmostcommentedfeed', [0, '', 5])).body.result.contents.map((item: { comments: number }) => item.comments)
+      assert.deepEqual(commented, [...commented].sort((a, b) => b - a))
+      // A count that is not a whole number is not read: the default.
+      assert.equal(hashes(await rpc(node.url, 'gettopfeed', [0, '', 'ten'])).length, 10)
+    })
+
+    it('answer an author\'s posts and an account\'s subscriptions, and refuse a feed that names no one', async (t) => {
+      const node = await startEmulator(t)
+      const { posts, users } = node.dataset
+      const author = users.find(user => !user.deleted && posts.filter(post => post.address === user.address).length >= 2) as UserRecord
+      const profile = await rpc(node.url, 'getprofilefeed', [0, '', 100, '', [], [], [], [], [], '', author.address])
+      assert.deepEqual(hashes(profile), posts.filter(post => post.address === author.address).map(post => post.hash))
+      const reader = users.find(user => !user.deleted && user.subscribes.length > 0) as UserRecord
+      const subscribed = await rpc(node.url, 'getsubscribesfeed', [0, '', 100, '', [], [], [], [], [], '', reader.address])
+      assert.ok(hashes(subscribed).length > 0)
+      for (const item of subscribed.body.result.contents as Array<{ address: string }>) assert.ok(reader.subscribes.includes(item.address))
+      assert.deepEqual((await rpc(node.url, 'getprofilefeed', [0, '', 10, '', [], [], [], [], [], '', UNKNOWN_ADDRESS])).body.result, { height: node.height, contents: [] })
+      await rejects(node.url, 'getprofilefeed', [0, '', 10], 400, -32600, /^No profile address$/)
+      await rejects(node.url, 'getsubscribesfeed', [0, '', 10], 400, -32600, /^No profile or addresses_extended addresses$/)
+      await rejects(node.url, 'getprofilefeed', [0, '', 10, '', [], [], [], [], [], '', 'nobody'], 500, -5, /^Invalid Pocketcoin address: nobody$/)
+      const [drawn] = (await rpc(node.url, 'getrandomcontents', [])).body.result as Array<{ hash: string }>
+      assert.ok(posts.some(post => post.hash === drawn?.hash))
+    })
+  })
+
   describe('the other public methods', () => {
     it('knows the 92 names of the read path', () => {
       assert.equal(Object.keys(PUBLIC_METHODS).length, 92)
       for (const name of IMPLEMENTED_METHODS) assert.ok(Object.hasOwn(PUBLIC_METHODS, name), name)
     })
 
-    it('answers each name it has no data for with HTTP 200 and the empty value of its result, or the node\'s error for a missing param', async (t) => {
+    it('answers each name it has no data for with HTTP 200 and the node\'s answer with nothing to report, or the node\'s error for a missing param', async (t) => {
       const node = await startEmulator(t)
       const empty = { array: [], object: {}, string: '' }
+      // The node's answer with nothing to report has fields for these (devnode/methods/other.ts).
+      const structured = new Set(['getboostfeed', 'getcoininfo', 'getlateststat', 'getposdifficulty', 'getrecommendedcontentbyaddress', 'getstatisticbyhours', 'getstatisticcontentbydays', 'getstatisticcontentbyhours', 'gettime', 'getaccountearning', 'help'])
       const others = Object.entries(PUBLIC_METHODS).filter(([name, { status }]) => !IMPLEMENTED_METHODS.has(name) && (status === 'ok' || status === 'stub'))
       assert.equal(others.length, 92 - IMPLEMENTED_METHODS.size - 7)
       for (const [name, { result }] of others) {
         const missing = WITHOUT_PARAMS[name]
-        const expected = missing === undefined
-          ? { status: 200, body: { result: empty[result], error: null, id: 3 } }
-          : { status: missing.status ?? 500, body: { result: null, error: { code: missing.code, message: missing.message }, id: 3 } }
-        assert.deepEqual(await rpc(node.url, name, []), expected, name)
+        const answer = await rpc(node.url, name, [])
+        if (missing !== undefined) {
+          assert.deepEqual(answer, { status: missing.status ?? 500, body: { result: null, error: { code: missing.code, message: missing.message }, id: 3 } }, name)
+        } else if (structured.has(name)) {
+          assert.equal(answer.status, 200, name)
+          assert.equal(typeof answer.body.result, result === 'array' ? 'object' : result, name)
+          assert.notDeepEqual(answer.body.result, empty[result], `${name} answers with the node's fields`)
+        } else {
+          assert.deepEqual(answer, { status: 200, body: { result: empty[result], error: null, id: 3 } }, name)
+        }
       }
       // Spot checks that do not rely on the tables.
-      for (const [name, params, value] of [['gethotposts', [], []], ['getrecommendedposts', [], []], ['getaddressid', [UNKNOWN_ADDRESS], {}], ['gethistoricalfeed', [], {}], ['getaccountsetting', [UNKNOWN_ADDRESS], ''], ['help', [], '']] as const) {
-        assert.deepEqual((await rpc(node.url, name, [...params])).body.result, value, name)
-      }
+      const spots = [
+        ['gethotposts', [], []], ['getrecommendedposts', [], []], ['getaddressid', [UNKNOWN_ADDRESS], {}], ['getaccountsetting', [UNKNOWN_ADDRESS], ''],
+        ['getaddressinfo', [UNKNOWN_ADDRESS], { lastChange: 0, balance: 0 }], ['getcontentactions', ['a'.repeat(64)], { scores: [], boosts: [], donations: [] }],
+        ['getaccountearning', [UNKNOWN_ADDRESS], [{ address: '', amountLottery: 0, amountDonation: 0, amountTransfer: 0 }]],
+        ['searchbyhash', [UNKNOWN_ADDRESS], { type: 'address' }], ['searchbyhash', ['a'.repeat(64)], { type: 'transaction' }],
+        ['getboostfeed', [], { height: node.height, boosts: [] }],
+      ] as const
+      for (const [name, params, value] of spots) assert.deepEqual((await rpc(node.url, name, [...params])).body.result, value, name)
+      assert.match((await rpc(node.url, 'help', [])).body.result, /^== Public ==\n(?:.*\n)*getnodeinfo\n/)
       await rejects(node.url, 'getrawtransaction', [], 500, -32603, /^JSON value is not a string as expected$/)
       await rejects(node.url, 'getprofilefeed', [], 400, -32600, /^No profile address$/)
     })
