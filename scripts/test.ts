@@ -145,7 +145,8 @@ function testGroups (): Group[] {
   }
   for (const [index, group] of groups.entries()) {
     const came = names[index] as Set<string>
-    group.name = [...PROCESSES[index] as string[], ...came].filter((entry, at, all) => came.has(entry) && all.indexOf(entry) === at).join('+')
+    const entries = PROCESSES[index] as string[]
+    group.name = [...entries.filter(entry => came.has(entry)), ...[...came].filter(entry => !entries.includes(entry))].join('+')
   }
   return groups.filter(group => group.files.length > 0)
 }

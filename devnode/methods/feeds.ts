@@ -13,7 +13,7 @@ const DEFAULT_COUNT = 10
 /** The most a page holds, whatever the request asks. */
 const MAX_COUNT = 100
 
-/** The feed methods, by the order of their posts. */
+/** The feed methods, by the order of their posts (none: the dataset's, newest first). */
 const ORDERS: Readonly<Record<string, (a: PostRecord, b: PostRecord) => number>> = {
   gethierarchicalfeed: () => 0,
   gethierarchicalstrip: () => 0,
@@ -47,9 +47,11 @@ function feedAddress (params: unknown[]): string {
 
 /** The answer of a feed method (FEED_METHODS). */
 export function feed (dataset: Dataset, chain: ChainState, method: string, params: unknown[]): unknown {
+  // The height the node reports, as getnodeinfo does (a lagging node's).
+  const height = chain.height - chain.lag
   const lang = language(params)
   const live = (post: PostRecord): boolean => (lang === '' || post.language === lang) && dataset.usersByAddress.get(post.address)?.deleted !== true
-  const page = (posts: PostRecord[]): Record<string, unknown> => ({ height: chain.height, contents: posts.filter(live).slice(0, pageSize(params)).map(post => contentItem(dataset, post)) })
+  const page = (posts: PostRecord[]): Record<string, unknown> => ({ height, contents: posts.filter(live).slice(0, pageSize(params)).map(post => contentItem(dataset, post)) })
   switch (method) {
     case 'getrandomcontents': {
       // One post drawn at random, as a 0.22.7 node draws it.
@@ -71,7 +73,7 @@ export function feed (dataset: Dataset, chain: ChainState, method: string, param
     case 'getsubsciptionsgroupedbyauthors':
       // Its own params (address, addressPagination, …). Groups the emulator does not make: the
       // node's answer for an account with no subscriptions, and for none named, {}.
-      return typeof params[0] === 'string' && params[0] !== '' ? { height: chain.height, contents: [] } : {}
+      return typeof params[0] === 'string' && params[0] !== '' ? { height, contents: [] } : {}
   }
   const order = ORDERS[method]
   if (order === undefined) throw new Error(`not a feed: ${method}`)
