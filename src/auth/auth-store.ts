@@ -7,7 +7,8 @@
  * that every instance accepts what another issued. The Redis store fails closed: when Redis cannot
  * answer, it throws {@link AuthStoreUnavailableError} (503), never "not found" or "accepted".
  */
-import { LRUCache } from 'lru-cache'
+import type { LRUCache } from 'lru-cache'
+import { growingLru } from '../growing-lru.js'
 import { ServiceUnavailableError } from '../http/errors.js'
 
 export type AuthKind = 'challenge' | 'session' | 'signature' | 'ticket'
@@ -62,7 +63,7 @@ export class MemoryAuthStore implements AuthStore {
     for (const [kind, { max, whenFull }] of Object.entries(limits) as Array<[AuthKind, AuthKindLimits]>) {
       // lru-cache drops an entry once its ttl passed on our clock; ttlResolution 0 reads the
       // clock on every check instead of reusing a reading for a millisecond.
-      const cache = new LRUCache<string, Entry>({ max, ttlResolution: 0, perf: { now } })
+      const cache = growingLru<string, Entry>(max, { ttlResolution: 0, perf: { now } })
       this.#kinds.set(kind, { cache, whenFull })
     }
   }
@@ -81,9 +82,9 @@ export class MemoryAuthStore implements AuthStore {
     // An evicting kind lets lru-cache drop its least recently used entry. A refusing one first
     // looks for expired entries to drop, at most once a second: a sweep reads every entry, and
     // a full cache must not make each refused request cost that.
-    if (whenFull === 'refuse' && cache.size >= cache.max) {
+    if (whenFull === 'refuse' && cache.size >= cache.maxSize) {
       if (this.#now() >= this.#nextSweep) this.#dropExpired(cache)
-      if (cache.size >= cache.max) throw new AuthStoreUnavailableError(kind, 'full')
+      if (cache.size >= cache.maxSize) throw new AuthStoreUnavailableError(kind, 'full')
     }
     cache.set(id, { value, expiresAt }, { ttl })
     return true

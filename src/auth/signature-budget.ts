@@ -17,7 +17,8 @@
  * comes back full: that favours only its owner, and the process's bucket still bounds the total.
  */
 import { normalizeIP } from '@fastify/rate-limit'
-import { LRUCache } from 'lru-cache'
+import type { LRUCache } from 'lru-cache'
+import { growingLru } from '../growing-lru.js'
 
 /** A client's share of the budget per second (at least one check a second). */
 export const CLIENT_SHARE = 1 / 20
@@ -68,8 +69,8 @@ export class SignatureBudget {
   readonly #clientRate: number
   readonly #networkRate: number
   readonly #process: TokenBucket
-  readonly #clients = new LRUCache<string, TokenBucket>({ max: MAX_TRACKED })
-  readonly #networks = new LRUCache<string, TokenBucket>({ max: MAX_TRACKED })
+  readonly #clients = growingLru<string, TokenBucket>(MAX_TRACKED)
+  readonly #networks = growingLru<string, TokenBucket>(MAX_TRACKED)
 
   /**
    * @param perSecond the process's checks per second (AUTH_SIGNATURE_CHECKS_PER_S)

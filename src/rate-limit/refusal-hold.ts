@@ -10,7 +10,7 @@
  * and closes its connection, so that a client opening more connections pays for a new one each
  * time instead of holding the service's memory.
  */
-import { LRUCache } from 'lru-cache'
+import { growingLru } from '../growing-lru.js'
 import { REAL_TIMERS, type Timers } from 'pocketnet-client'
 import { MAX_TRACKED_CLIENTS } from './store.js'
 
@@ -46,7 +46,7 @@ export class RefusalHold {
   readonly #maxHeld: number
   readonly #clock: () => number
   readonly #timers: Timers
-  readonly #refusals = new LRUCache<string, Refusals>({ max: MAX_TRACKED_CLIENTS })
+  readonly #refusals = growingLru<string, Refusals>(MAX_TRACKED_CLIENTS)
   readonly #heldPerClient = new Map<string, number>()
   /** Every held refusal's release, so that a closing service sends them all at once. */
   readonly #releases = new Set<() => void>()

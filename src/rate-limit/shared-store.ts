@@ -14,7 +14,7 @@
  * is back: the limit is per instance meanwhile, never absent.
  */
 import type { FastifyRateLimitStore } from '@fastify/rate-limit'
-import { LRUCache } from 'lru-cache'
+import { growingLru } from '../growing-lru.js'
 import type { RedisLink, RedisScript } from 'pocketnet-client'
 import { FixedWindowStore, MAX_TRACKED_CLIENTS, type WindowCount, type WindowStore } from './store.js'
 
@@ -53,7 +53,7 @@ export class SharedWindowStore implements FastifyRateLimitStore, WindowStore {
   readonly #prefix: string
   readonly #clock: () => number
   readonly #local: FixedWindowStore
-  readonly #grants = new LRUCache<string, Grant>({ max: MAX_TRACKED_CLIENTS })
+  readonly #grants = growingLru<string, Grant>(MAX_TRACKED_CLIENTS)
   /** The store of each group of routes that count together (a route's `rateLimit.groupId`). */
   readonly #groups = new Map<string, SharedWindowStore>()
 

@@ -10,7 +10,8 @@
  * pushed out by that many newer ones starts a new window.
  */
 import type { FastifyRateLimitStore } from '@fastify/rate-limit'
-import { LRUCache } from 'lru-cache'
+import type { LRUCache } from 'lru-cache'
+import { growingLru } from '../growing-lru.js'
 
 interface Window {
   count: number
@@ -39,7 +40,7 @@ export class FixedWindowStore implements FastifyRateLimitStore, WindowStore {
   /** @param clock milliseconds; only differences are used, so a monotonic clock will do. */
   constructor (clock: () => number = Date.now, maxClients = MAX_TRACKED_CLIENTS) {
     this.#clock = clock
-    this.#windows = new LRUCache({ max: maxClients })
+    this.#windows = growingLru(maxClients)
   }
 
   /** Counts one request of `key` in a window of `windowMs` (`max` is the caller's to apply). */
