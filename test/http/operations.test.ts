@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { get, type IncomingMessage } from 'node:http'
 import { connect } from 'node:net'
 import { describe, it } from 'node:test'
 import { buildApp } from '../../src/app.js'
@@ -71,6 +72,19 @@ describe('security headers', () => {
       assert.equal(headers.get('referrer-policy'), 'no-referrer')
       assert.equal(headers.get('x-frame-options'), null, 'mini-apps run in an iframe')
     }
+  })
+
+  it('leave a reloaded page the CSP it was served with', async (t) => {
+    const service = await startApp(t, { nodes: ['http://127.0.0.1:9'] })
+    const page = await service.get('/')
+    // node:http, not fetch: fetch marks a request with If-None-Match no-cache, which a static file answers in full.
+    const renewed = await new Promise<IncomingMessage>((resolve, reject) => {
+      get(`${service.url}/`, { headers: { 'if-none-match': page.headers.get('etag') ?? '' } }, resolve).on('error', reject)
+    })
+    renewed.resume()
+    assert.equal(renewed.statusCode, 304)
+    // A browser stores a 304's headers over the page's: the API's CSP would block the page's scripts.
+    assert.equal(renewed.headers['content-security-policy'], undefined)
   })
 
   it('leave the docs page its own CSP', async (t) => {

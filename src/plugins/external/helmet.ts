@@ -7,7 +7,8 @@
  * and styles, avatars and post images from any https host) and no X-Frame-Options, since
  * mini-apps run in Bastyon's iframe. The docs page keeps the CSP @fastify/swagger-ui sets for it.
  * Every other answer (JSON, scripts, styles) gets the few headers that matter for an API. The
- * set follows what the answer is, not its URL, so a new route needs no entry anywhere.
+ * set follows what the answer is, not its URL, so a new route needs no entry anywhere; a static
+ * file's 304, which does not say what it is, gets none and keeps the set of the answer it renews.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { onSendHookHandler } from 'fastify'
@@ -57,6 +58,10 @@ export default fp(async (app) => {
   // The same headers for every answer of a kind: the fast path replays them as recorded.
   app.addHook('onSend', mirroredByReplay<onSendHookHandler>(function securityHeaders (_request, reply, payload, done) {
     const type = reply.getHeader('content-type')
+    // A static file's 304 has no Content-Type (send leaves it out), and a browser stores the
+    // headers of a 304 over those of the answer it keeps: the API's set would replace the page's
+    // CSP and block the page's own scripts on a reload. So it carries neither.
+    if (type === undefined && reply.statusCode === 304) return done(null, payload)
     const headers = typeof type === 'string' && type.startsWith('text/html') ? pageHeaders : apiHeaders
     for (const [name, value] of headers) {
       if (!reply.hasHeader(name)) reply.header(name, value)
