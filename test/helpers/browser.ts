@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict'
 import { mkdirSync } from 'node:fs'
-import { chromium, type Browser, type Page } from 'playwright-core'
+import { chromium, type Browser, type Dialog, type Disposable, type Page } from 'playwright-core'
 
 export const ARTIFACTS_DIR = new URL('../../test-artifacts/', import.meta.url).pathname
 
@@ -13,8 +13,8 @@ let users = 0
 
 /**
  * The process's browser, launched on first use and closed once the last test file that asked for
- * it is done: the end-to-end files run in one process and share one Chromium (each test opens a
- * context of its own, which isolates its pages, cookies and storage).
+ * it is done: the end-to-end files run in one process and share one Chromium (each test's pages
+ * are its own: openPage).
  */
 export async function launchBrowser (t: { after (fn: () => unknown): void }): Promise<Browser> {
   users++
@@ -48,23 +48,52 @@ export interface PageOptions {
 }
 
 /**
- * A fresh page in a context of its own at `url`, closed when the test ends, which then also
- * fails the test if the page threw a script error or opened a dialog.
+ * Pages that a finished test gave back, cleaned, for the next test to open anew: a new page costs
+ * Chromium a renderer process started and warmed, several times what navigating a warm one does
+ * (bench/results.md, "Test suite"). Each has a context of its own, which one test's pages never share.
+ */
+const idlePages = new WeakMap<Browser, Page[]>()
+
+/**
+ * A page at `url` for this test alone: opened anew (a document of its own, on a page a finished
+ * test left with no init script, exposed function, route, cookie or permission of its own), and
+ * given back when the test ends, which then also fails the test if the page threw a script error
+ * or opened a dialog. The demo page keeps nothing in storage, which a document of its own resets.
  */
 export async function openPage (t: { after (fn: () => unknown): void }, browser: Browser, url: string, options: PageOptions = {}): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width: options.width ?? 1200, height: 900 } })
-  t.after(() => context.close())
-  const page = await context.newPage()
+  const idle = idlePages.get(browser) ?? []
+  idlePages.set(browser, idle)
+  const page = idle.pop() ?? await (await browser.newContext()).newPage()
   page.setDefaultTimeout(10_000)
-  if (options.init) await page.addInitScript(options.init)
-  for (const [name, fn] of Object.entries(options.expose ?? {})) await page.exposeFunction(name, fn)
+  await page.setViewportSize({ width: options.width ?? 1200, height: 900 })
+  const added: Disposable[] = []
+  if (options.init) added.push(await page.addInitScript(options.init))
+  for (const [name, fn] of Object.entries(options.expose ?? {})) added.push(await page.exposeFunction(name, fn))
   const problems: string[] = []
-  page.on('pageerror', error => problems.push(error.message))
-  page.on('dialog', dialog => {
+  const onError = (error: Error): void => { problems.push(error.message) }
+  const onDialog = (dialog: Dialog): void => {
     problems.push(`dialog: ${dialog.message()}`)
     dialog.dismiss().catch(() => {})
+  }
+  page.on('pageerror', onError)
+  page.on('dialog', onDialog)
+  t.after(async () => {
+    page.off('pageerror', onError)
+    page.off('dialog', onDialog)
+    try {
+      // A blank document first: it ends the test's page (its timers, streams and requests).
+      await page.goto('about:blank')
+      await page.unrouteAll({ behavior: 'ignoreErrors' })
+      for (const disposable of added) await disposable.dispose()
+      await page.context().clearCookies()
+      await page.context().clearPermissions()
+      idle.push(page)
+    } catch {
+      // A page that cannot be cleaned (closed, crashed) is not given back.
+      await page.context().close().catch(() => {})
+    }
+    assert.deepEqual(problems, [], 'no script error and no dialog on the page')
   })
-  t.after(() => assert.deepEqual(problems, [], 'no script error and no dialog on the page'))
   await page.goto(url)
   return page
 }
