@@ -154,7 +154,8 @@ function testGroups (): Group[] {
 /** An entry file that imports the group's files, for `node --test` to run in one process. */
 function entryOf (group: Group): string {
   const entry = join(GROUPS_DIR, `${group.name.replaceAll(/[/+]/g, '-')}.test.ts`)
-  writeFileSync(entry, group.files.map(file => `import '../${file}'\n`).join(''))
+  const first = coverage ? ["import '../helpers/coverage-of-this-process.ts'\n"] : []
+  writeFileSync(entry, [...first, ...group.files.map(file => `import '../${file}'\n`)].join(''))
   return entry
 }
 
@@ -207,7 +208,7 @@ if (runTmp !== undefined) {
   process.env.TEST_CACHE_DIR ??= tmpdir()
   process.env.TMPDIR = runTmp
 }
-const coverage = !quick
+const coverage = !quick && process.env.NO_COV === undefined
 const env = coverage ? { ...process.env, NODE_V8_COVERAGE: COVERAGE_DIR } : process.env
 if (coverage) rmSync(join(ROOT, 'coverage'), { recursive: true, force: true })
 const test = (group: Group) => () => runQuietly(group.name, process.execPath, ['--import', 'tsx', '--test', entryOf(group)], env)
