@@ -208,7 +208,7 @@ if (runTmp !== undefined) {
   process.env.TEST_CACHE_DIR ??= tmpdir()
   process.env.TMPDIR = runTmp
 }
-const coverage = !quick && process.env.NO_COV === undefined
+const coverage = !quick
 const env = coverage ? { ...process.env, NODE_V8_COVERAGE: COVERAGE_DIR } : process.env
 if (coverage) rmSync(join(ROOT, 'coverage'), { recursive: true, force: true })
 const test = (group: Group) => () => runQuietly(group.name, process.execPath, ['--import', 'tsx', '--test', entryOf(group)], env)
@@ -223,7 +223,7 @@ const outcomes = await inLanes([
   // Both keep what they learnt in node_modules/.cache, so that a run after a change checks what
   // the change touched (eslint by file content; tsc by its build info) rather than everything.
   () => runQuietly('lint', bin('eslint'), ['.', '--cache', '--cache-strategy', 'content', '--cache-location', `${join(ROOT, 'node_modules', '.cache', 'eslint')}/`]),
-  () => runQuietly('typecheck', bin('tsc'), ['--noEmit', '--incremental', '--tsBuildInfoFile', join(ROOT, 'node_modules', '.cache', 'tsc', 'typecheck.tsbuildinfo')]),
+  () => runQuietly('typecheck', process.execPath, [join(ROOT, 'node_modules', 'typescript-native', 'bin', 'tsc'), '--noEmit', '--incremental', '--tsBuildInfoFile', join(ROOT, 'node_modules', '.cache', 'tsc', 'typecheck.tsbuildinfo')]),
 ], LANES)
 rmSync(GROUPS_DIR, { recursive: true, force: true })
 if (runTmp !== undefined) rmSync(runTmp, { recursive: true, force: true })

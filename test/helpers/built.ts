@@ -18,7 +18,8 @@ const STAMP = join(ROOT, 'dist', '.built')
 const LOCK = join(ROOT, '.build-lock')
 /** A lock older than this was left by a build that died. */
 const STALE_LOCK_MS = 120_000
-const TSC = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc')
+/** TypeScript 7, the native compiler, as package.json's build runs it (docs/architecture.md). */
+const TSC = join(ROOT, 'node_modules', 'typescript-native', 'bin', 'tsc')
 const INPUTS = ['src', 'lib', 'tsconfig.json', 'tsconfig.build.json', 'lib/tsconfig.json', 'package.json', 'lib/package.json']
 
 function newestMtime (path: string): number {
