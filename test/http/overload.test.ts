@@ -15,10 +15,13 @@ function overloaded (fields: Record<string, unknown>): Error {
   return Object.assign(new Error('Every Pocketnet node is at capacity: getnodeinfo would wait past its deadline'), { code: 'RPC_ERR_OVERLOADED', ...fields })
 }
 
-/** Keeps the CPU busy for `ms`, blocking the event loop: load, not a measurement. */
+/**
+ * Blocks the event loop for `ms`, as a flood of work would, without the CPU that work would cost
+ * (the thread sleeps): the loop's delay and utilization see the same, the suite's other lanes get
+ * the core.
+ */
 function block (ms: number): void {
-  const end = performance.now() + ms
-  while (performance.now() < end) { /* busy */ }
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms)
 }
 
 /**
