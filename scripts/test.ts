@@ -8,7 +8,7 @@
  *   test, which packs and installs), without coverage: the loop while changing code.
  *
  * Test files run in a few processes (PROCESSES: a process pays for loading the service once, not
- * once per file), LANES at a time, beside lint, the type check and the build; each one's output
+ * once per file), one per core and more while the machine idles, beside lint, the type check and the build; each one's output
  * is printed when it ends, with its time. A file run alone (`npx tsx --test test/routes/user.test.ts`) works as before.
  *
  * What the suite needs from Debian (chromium, redis-server) is checked first, with one line per
@@ -16,16 +16,23 @@
  */
 import { spawn, spawnSync } from 'node:child_process'
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statfsSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { availableParallelism, tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 
 const ROOT = resolve(import.meta.dirname, '..')
 const quick = process.argv.includes('--quick')
 /**
- * Test processes at once: one per core of this two-core machine, and one more, since the slowest
- * groups wait in part (browsers, timers). TEST_LANES sets another count, for a bigger machine.
+ * Test processes at once: one per core (TEST_LANES sets another count). A group that waits (on a
+ * browser, a timer, a process it started) leaves its core idle: while the machine has been idle
+ * a good share of the last moments, one more starts, up to EXTRA_LANES more. A fixed third lane
+ * cost more than it saved: with three processes on two cores each takes longer and its polls and
+ * idle servers cost CPU the longer they run (bench/results.md, "Test suite").
  */
 const LANES = lanes(process.env.TEST_LANES)
+const EXTRA_LANES = 2
+/** The idle share of the machine over the last SAMPLE_MS above which one more process starts. */
+const IDLE_SHARE = 0.3
+const SAMPLE_MS = 1000
 /**
  * The test processes, in the order they start, the longest first; each runs its files one after
  * another. A process pays seconds of CPU to load tsx and the service before its first test, and
@@ -56,7 +63,7 @@ const COVERAGE_DIR = join(ROOT, 'coverage', 'tmp')
 const MEMORY_TMP_MIN_BYTES = 2 * 1024 ** 3
 
 function lanes (value: string | undefined): number {
-  if (value === undefined) return 3
+  if (value === undefined) return availableParallelism()
   const count = Number(value)
   if (Number.isInteger(count) && count >= 1) return count
   console.error(`TEST_LANES must be a whole number from 1 (got ${JSON.stringify(value)})`)
@@ -91,22 +98,66 @@ function runQuietly (name: string, command: string, args: string[], env: NodeJS.
   })
 }
 
-/** Runs `jobs` at most `lanes` at a time, in order, printing each one's output as it ends. */
+/**
+ * Runs `jobs` in order, `lanes` at a time and one more while the machine sits idle (above),
+ * printing each one's output as it ends.
+ */
 async function inLanes (jobs: Array<() => Promise<Outcome>>, lanes: number): Promise<Outcome[]> {
   const outcomes: Outcome[] = []
-  let next = 0
-  const lane = async (): Promise<void> => {
-    while (next < jobs.length) {
-      const outcome = await (jobs[next++] as () => Promise<Outcome>)()
+  const running = new Set<Promise<void>>()
+  const start = (job: () => Promise<Outcome>): void => {
+    const run = job().then(outcome => {
       process.stdout.write(outcome.output)
       console.log(`# ${outcome.name}: ${outcome.code === 0 ? 'ok' : 'FAILED'} in ${outcome.seconds.toFixed(1)} s`)
       outcomes.push(outcome)
-    }
+      running.delete(run)
+    })
+    running.add(run)
   }
-  await Promise.all(Array.from({ length: lanes }, lane))
+  const idle = idleShare()
+  let next = 0
+  while (next < jobs.length) {
+    const wanted = running.size < lanes || (running.size < lanes + EXTRA_LANES && idle.since() > IDLE_SHARE)
+    if (wanted) {
+      start(jobs[next++] as () => Promise<Outcome>)
+      // The new process's own start is not idleness: it is judged over a whole sample from here.
+      idle.restart()
+      continue
+    }
+    await Promise.race([...running, new Promise(resolve => setTimeout(resolve, SAMPLE_MS / 4))])
+    idle.advance()
+  }
+  await Promise.all(running)
   return outcomes
 }
 
+/**
+ * The machine's idle share (from /proc/stat) over the last SAMPLE_MS or so; 0 where there is no
+ * /proc/stat, which leaves the lanes fixed.
+ */
+function idleShare (): { since (): number, advance (): void, restart (): void } {
+  let samples: Array<{ at: number, idle: number, total: number }> = []
+  const read = (): void => {
+    const counts = cpuCounts()
+    if (counts !== undefined) samples.push({ at: performance.now(), ...counts })
+    // The oldest sample kept is the newest one at least SAMPLE_MS old.
+    while (samples.length > 2 && (samples[1] as { at: number }).at <= performance.now() - SAMPLE_MS) samples.shift()
+  }
+  read()
+  return {
+    since () {
+      const first = samples[0]
+      const last = samples.at(-1)
+      if (first === undefined || last === undefined || last.at - first.at < SAMPLE_MS || last.total === first.total) return 0
+      return (last.idle - first.idle) / (last.total - first.total)
+    },
+    advance: read,
+    restart () {
+      samples = []
+      read()
+    },
+  }
+}
 /** One line per Debian package the suite needs and this machine lacks. */
 function missingPackages (): string[] {
   const has = (command: string): boolean => spawnSync('sh', ['-c', `command -v ${command}`]).status === 0
@@ -195,6 +246,17 @@ function machineBusySeconds (): number | undefined {
     const [user, nice, system, , , irq, softirq] = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/).slice(1).map(Number) as number[]
     // USER_HZ: 100 on every Linux a Node.js build targets.
     return ((user ?? 0) + (nice ?? 0) + (system ?? 0) + (irq ?? 0) + (softirq ?? 0)) / 100
+  } catch {
+    return undefined
+  }
+}
+
+/** The machine's idle and total CPU time so far, in USER_HZ ticks (undefined off Linux). */
+function cpuCounts (): { idle: number, total: number } | undefined {
+  try {
+    const ticks = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/).slice(1, 8).map(Number)
+    const [, , , idle = 0, iowait = 0] = ticks
+    return { idle: idle + iowait, total: ticks.reduce((sum, tick) => sum + tick, 0) }
   } catch {
     return undefined
   }
