@@ -1,14 +1,14 @@
 /**
  * The service's database, as its configuration says: a PostgreSQL server when `DATABASE_URL` is
  * set (several instances share it), else the embedded database in `DATA_DIR` (one instance);
- * migrated to the current schema before it is handed over.
+ * migrated to the current schema before it is handed over. Each driver is loaded when it is
+ * opened: an instance on a server never loads PGlite, nor one without payments either driver.
  */
 import { DatabaseError } from './errors.js'
 import type { Database } from './database.js'
-import { openEmbeddedDatabase } from './embedded-database.js'
 import { runMigrations, type Migration } from './migrate.js'
 import { MIGRATIONS } from './migrations/schema-history.js'
-import { openServerDatabase, type ServerDatabaseOptions } from './server-database.js'
+import type { ServerDatabaseOptions } from './server-database.js'
 
 export interface OpenDatabaseOptions extends ServerDatabaseOptions {
   /** postgres://…: a server. Empty or absent: the embedded database in `dataDir`. */
@@ -30,8 +30,10 @@ export async function openDatabase (options: OpenDatabaseOptions): Promise<Datab
   let db: Database
   if (databaseUrl !== '') {
     if (!/^postgres(ql)?:\/\//.test(databaseUrl)) throw new DatabaseError('DB_ERR_OPTIONS', 'the database URL must start with postgres:// or postgresql://')
+    const { openServerDatabase } = await import('./server-database.js')
     db = await openServerDatabase(databaseUrl, options)
   } else if (dataDir !== '') {
+    const { openEmbeddedDatabase } = await import('./embedded-database.js')
     db = await openEmbeddedDatabase(dataDir)
   } else {
     throw new DatabaseError('DB_ERR_OPTIONS', 'give a data directory for the embedded database, or a database URL')
