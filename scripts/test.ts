@@ -1,15 +1,17 @@
 /**
  * `npm test` and `npm run test:quick`.
  *
- * - `npm test`: lint, type check, the build and every test with coverage, then the coverage
- *   check (lines ≥ 90 % on lib/ and src/: .c8rc.json); a failed check fails the run, but the
- *   tests still run, so that one run says everything that is wrong.
+ * - `npm test`: lint, type check, the build and every test with coverage (of the code the test
+ *   processes run themselves: test/helpers/coverage-of-this-process.ts), then the coverage check
+ *   (lines ≥ 90 % on lib/ and src/: .c8rc.json); a failed check fails the run, but the tests
+ *   still run, so that one run says everything that is wrong.
  * - `npm run test:quick`: lint, type check and the unit tests (test/lib, without the package
  *   test, which packs and installs), without coverage: the loop while changing code.
  *
  * Test files run in a few processes (PROCESSES: a process pays for loading the service once, not
- * once per file), one per core and more while the machine idles, beside lint, the type check and the build; each one's output
- * is printed when it ends, with its time. A file run alone (`npx tsx --test test/routes/user.test.ts`) works as before.
+ * once per file), one per core and more while the machine idles (LANES), beside lint, the type
+ * check and the build; each one's output is printed when it ends, with its time. A file run alone
+ * (`npx tsx --test test/routes/user.test.ts`) works as before.
  *
  * What the suite needs from Debian (chromium, redis-server) is checked first, with one line per
  * missing package.
