@@ -244,10 +244,17 @@ function memoryTmp (): string | undefined {
  * resource usage shows, since the test processes do not wait for them all.
  */
 function machineBusySeconds (): number | undefined {
+  const ticks = cpuTicks()
+  if (ticks === undefined) return undefined
+  const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0] = ticks
+  // USER_HZ: 100 on every Linux a Node.js build targets.
+  return (user + nice + system + irq + softirq) / 100
+}
+
+/** The machine's CPU time so far by kind (user, nice, system, idle, iowait, irq, softirq), in USER_HZ ticks; undefined off Linux. */
+function cpuTicks (): number[] | undefined {
   try {
-    const [user, nice, system, , , irq, softirq] = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/).slice(1).map(Number) as number[]
-    // USER_HZ: 100 on every Linux a Node.js build targets.
-    return ((user ?? 0) + (nice ?? 0) + (system ?? 0) + (irq ?? 0) + (softirq ?? 0)) / 100
+    return readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/).slice(1, 8).map(Number)
   } catch {
     return undefined
   }
@@ -255,13 +262,10 @@ function machineBusySeconds (): number | undefined {
 
 /** The machine's idle and total CPU time so far, in USER_HZ ticks (undefined off Linux). */
 function cpuCounts (): { idle: number, total: number } | undefined {
-  try {
-    const ticks = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/).slice(1, 8).map(Number)
-    const [, , , idle = 0, iowait = 0] = ticks
-    return { idle: idle + iowait, total: ticks.reduce((sum, tick) => sum + tick, 0) }
-  } catch {
-    return undefined
-  }
+  const ticks = cpuTicks()
+  if (ticks === undefined) return undefined
+  const [, , , idle = 0, iowait = 0] = ticks
+  return { idle: idle + iowait, total: ticks.reduce((sum, tick) => sum + tick, 0) }
 }
 
 const busyAtStart = machineBusySeconds()

@@ -4,7 +4,7 @@
  * lru-cache's `max` allocates the storage for all `max` entries when the cache is made: at the
  * 100 000 clients or sessions the service tracks, milliseconds of CPU and megabytes of memory for
  * each of the several such caches an instance makes at start, for tables that mostly hold a
- * handful of entries (bench/results.md, "Caches that grow"). Counting each entry as size 1 against
+ * handful of entries (bench/results.md, "The suite, second round"). Counting each entry as size 1 against
  * `maxSize` is the same bound, evicting the least recently used entry the same way, without that.
  */
 import { LRUCache } from 'lru-cache'
