@@ -3,7 +3,8 @@
 # deploy/ has a compose file with a TLS proxy in front.
 
 # Build: TypeScript compiled once, with the dev dependencies: lib/ (the workspace package
-# pocketnet-client) into lib/dist, then the service into dist.
+# pocketnet-client) into lib/dist, then the service into dist/src, bundled with its
+# dependencies into dist/server.js (scripts/bundle.ts).
 FROM node:20-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
@@ -12,6 +13,7 @@ RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY lib ./lib
 COPY src ./src
+COPY scripts/bundle.ts ./scripts/
 RUN npm run build
 
 # Runtime: the production dependencies and the compiled service, nothing else.
@@ -38,4 +40,4 @@ HEALTHCHECK --interval=30s --timeout=3s --start-period=10s --retries=3 \
 STOPSIGNAL SIGTERM
 # Exec form: node is PID 1 and gets SIGTERM itself (no shell, no npm in between); the flags
 # are the start script's (package.json).
-CMD ["node", "--retain-maps-for-n-gc=1000", "dist/src/server.js"]
+CMD ["node", "--retain-maps-for-n-gc=1000", "dist/server.js"]

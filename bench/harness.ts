@@ -20,7 +20,7 @@ export const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50)
 
 /**
  * The node arguments of the start script in `dir`'s package.json (`exec node <V8 flags>
- * dist/src/server.js`), so that the benchmarks run the service exactly as it ships.
+ * dist/server.js`), so that the benchmarks run the service exactly as it ships.
  */
 export function startArgsOf (dir: URL | string): string[] {
   const { scripts } = JSON.parse(readFileSync(join(dir instanceof URL ? dir.pathname : dir, 'package.json'), 'utf8')) as { scripts: { start: string } }

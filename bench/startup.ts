@@ -6,20 +6,39 @@
  */
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
+import { readFileSync } from 'node:fs'
 import { createInterface } from 'node:readline'
 import { START_ARGS } from './harness.js'
 
-/** Milliseconds until the service logged that it listens. */
-async function timeToListen (env: Record<string, string>): Promise<number> {
+export interface Start {
+  /** Milliseconds from the spawn until the service logged that it listens. */
+  ms: number
+  /** CPU milliseconds the process had spent by then (Linux: /proc/<pid>/stat). */
+  cpuMs: number
+  /** Its resident memory then, in MB. */
+  rssMb: number
+}
+
+/** CPU time and resident memory of a running process, from /proc (Linux's ticks are 1/100 s). */
+function usageOf (pid: number): { cpuMs: number, rssMb: number } {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  const cpuMs = (Number(fields[11]) + Number(fields[12])) * 10
+  const rssKb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1])
+  return { cpuMs, rssMb: rssKb / 1024 }
+}
+
+/** Starts the service with `args` (the start script's by default) and measures it until it listens. */
+export async function measureStart (env: Record<string, string>, args = START_ARGS): Promise<Start> {
   const started = performance.now()
-  const child = spawn(process.execPath, START_ARGS, {
+  const child = spawn(process.execPath, args, {
     env: { ...process.env, ...env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'inherit'],
   })
   try {
-    return await new Promise<number>((resolve, reject) => {
+    return await new Promise<Start>((resolve, reject) => {
       createInterface({ input: child.stdout }).on('line', line => {
-        if (line.includes('Server listening at')) resolve(performance.now() - started)
+        if (line.includes('Server listening at')) resolve({ ms: performance.now() - started, ...usageOf(child.pid as number) })
       })
       child.once('exit', code => reject(new Error(`the service exited with code ${code} before listening`)))
     })
@@ -27,6 +46,11 @@ async function timeToListen (env: Record<string, string>): Promise<number> {
     child.kill('SIGTERM')
     if (child.exitCode === null) await once(child, 'exit')
   }
+}
+
+/** Milliseconds until the service logged that it listens. */
+async function timeToListen (env: Record<string, string>): Promise<number> {
+  return (await measureStart(env)).ms
 }
 
 export interface StartupTimes {

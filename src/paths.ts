@@ -1,4 +1,4 @@
-/** Folders of the project, found from this file whether it runs from src/ (tsx) or dist/src/ (built). */
+/** Folders of the project, found from this file whether it runs from src/ (tsx), dist/src/ or the bundle in dist/ (built). */
 import { existsSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'

@@ -16,10 +16,10 @@ interface Server {
   logged (pattern: RegExp): Promise<void>
 }
 
-/** Starts the built service (dist/src/server.js, as npm start does) as its own process on a free port; resolves once it listens. */
+/** Starts the built service (dist/server.js, as npm start does) as its own process on a free port; resolves once it listens. */
 async function startServer (t: { after (fn: () => unknown): void }, env: Record<string, string>): Promise<Server> {
   ensureBuilt()
-  const child = spawn(process.execPath, ['dist/src/server.js'], {
+  const child = spawn(process.execPath, ['dist/server.js'], {
     cwd: ROOT,
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', NODE_ENV: 'production', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],

@@ -117,9 +117,9 @@ describe('the production path', () => {
     const args = (stage: typeof build, instruction: string): string[] => stage.filter(step => step.instruction === instruction).map(step => step.args)
     assert.match(args(build, 'FROM')[0] ?? '', /^node:20-slim AS build$/)
     assert.ok(args(build, 'RUN').includes('npm run build'))
-    // What `npm run build` reads: the manifests, both tsconfigs, lib and src.
+    // What `npm run build` reads: the manifests, both tsconfigs, lib, src and the bundle script.
     const buildInputs = args(build, 'COPY').flatMap(copy => copy.split(/\s+/).slice(0, -1)).sort()
-    assert.deepEqual(buildInputs, ['lib', 'lib/package.json', 'package-lock.json', 'package.json', 'src', 'tsconfig.build.json', 'tsconfig.json'])
+    assert.deepEqual(buildInputs, ['lib', 'lib/package.json', 'package-lock.json', 'package.json', 'scripts/bundle.ts', 'src', 'tsconfig.build.json', 'tsconfig.json'])
     assert.match(args(runtime, 'FROM')[0] ?? '', /^node:20-slim\b/)
     assert.ok(args(runtime, 'RUN').some(run => run.startsWith('npm ci --omit=dev')), 'production dependencies only')
     const copied = args(runtime, 'COPY').map(copy => copy.split(/\s+/))

@@ -35,7 +35,8 @@ describe('the documentation', () => {
   })
 
   it('names only files that exist', () => {
-    const cited = /\b((?:src|lib|test|bench|devnode|deploy|docs|public|scripts)\/[\w./-]*\.(?:ts|md|js|yaml|json|css|html))\b/g
+    // A path of the repository, not the tail of a longer one (`node_modules/x/lib/y.js`).
+    const cited = /(?<![\w@./-])((?:src|lib|test|bench|devnode|deploy|docs|public|scripts)\/[\w./-]*\.(?:ts|md|js|yaml|json|css|html))\b/g
     const missing: string[] = []
     for (const path of tracked.filter(file => /\.(md|ts)$/.test(file))) {
       for (const [, cite] of read(path).matchAll(cited)) {

@@ -1,7 +1,7 @@
 /**
- * The built service (`npm run build`: lib/dist and dist), made once for every test that runs it
- * as a process (the cluster, shutdown, production and package tests), and again only when a
- * source changed since. `npm test` builds first (scripts/test.ts); a test file run on its own
+ * The built service (`npm run build`: lib/dist, dist/src and their bundle dist/server.js), made
+ * once for every test that runs it as a process (the cluster, shutdown, production and package
+ * tests), and again only when a source changed since. `npm test` builds first (scripts/test.ts); a test file run on its own
  * builds here when the build is missing or older than the sources. Parallel test files wait for
  * one build under a lock.
  *
@@ -20,7 +20,9 @@ const LOCK = join(ROOT, '.build-lock')
 const STALE_LOCK_MS = 120_000
 /** TypeScript 7, the native compiler, as package.json's build runs it (docs/architecture.md). */
 const TSC = join(ROOT, 'node_modules', 'typescript-native', 'bin', 'tsc')
-const INPUTS = ['src', 'lib', 'tsconfig.json', 'tsconfig.build.json', 'lib/tsconfig.json', 'package.json', 'lib/package.json']
+/** The build's last step: the service and its dependencies in one file, dist/server.js. */
+const BUNDLE_SCRIPT = join(ROOT, 'scripts', 'bundle.ts')
+const INPUTS = ['src', 'lib', 'tsconfig.json', 'tsconfig.build.json', 'lib/tsconfig.json', 'package.json', 'lib/package.json', 'scripts/bundle.ts']
 
 function newestMtime (path: string): number {
   const stat = statSync(path, { throwIfNoEntry: false })
@@ -61,6 +63,7 @@ export function ensureBuilt (): void {
       for (const project of ['lib/tsconfig.json', 'tsconfig.build.json']) {
         execFileSync(process.execPath, [TSC, '-p', project, '--noCheck'], { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'] })
       }
+      execFileSync(process.execPath, ['--import', 'tsx', BUNDLE_SCRIPT], { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'] })
       // Stamped with the time the build started: a source saved during the build makes it stale.
       writeFileSync(STAMP, '')
       utimesSync(STAMP, new Date(started), new Date(started))

@@ -1,6 +1,6 @@
 /**
  * Runs the built service as its own process, as `npm start` does (`node` with the start
- * script's V8 flag on dist/src/server.js; built.ts builds it once), and reads its stdout as JSON
+ * script's V8 flag on dist/server.js; built.ts builds it once), and reads its stdout as JSON
  * log lines: for tests of the process itself (signals, exit codes, cluster workers). Kills what
  * is left of it when the test ends.
  */
@@ -35,7 +35,7 @@ export interface StartOptions {
 
 export function startService (t: WithAfter, env: Record<string, string>, options: StartOptions = {}): ServiceProcess {
   ensureBuilt()
-  const child = spawn(process.execPath, ['--retain-maps-for-n-gc=1000', 'dist/src/server.js'], {
+  const child = spawn(process.execPath, ['--retain-maps-for-n-gc=1000', 'dist/server.js'], {
     cwd: ROOT,
     detached: options.group ?? false,
     // No node WebSocket unless a test asks: these tests count the calls the node sees.
