@@ -13,7 +13,7 @@
  * check and the build; each one's output is printed when it ends, with its time. A file run alone
  * (`npx tsx --test test/routes/user.test.ts`) works as before.
  *
- * What the suite needs from Debian (chromium, redis-server) is checked first, with one line per
+ * What the suite needs from Debian (chromium-headless-shell, redis-server, postgresql) is checked first, with one line per
  * missing package.
  */
 import { spawn, spawnSync } from 'node:child_process'
@@ -165,7 +165,7 @@ function missingPackages (): string[] {
   const has = (command: string): boolean => spawnSync('sh', ['-c', `command -v ${command}`]).status === 0
   const missing: string[] = []
   if (!has('redis-server')) missing.push('redis-server (the scale-out, sign-in and rate-limit tests start one): apt-get install redis-server')
-  if (process.env.CHROMIUM_PATH === undefined && !has('chromium')) missing.push('chromium (the demo page is tested in it): apt-get install chromium')
+  if (process.env.CHROMIUM_PATH === undefined && !has('chromium-headless-shell')) missing.push('chromium-headless-shell (the demo page is tested in it): apt-get install chromium-headless-shell')
   const debianPostgres = existsSync('/usr/lib/postgresql') && readdirSync('/usr/lib/postgresql').some(version => existsSync(join('/usr/lib/postgresql', version, 'bin', 'initdb')))
   if (process.env.POSTGRES_BIN_DIR === undefined && !has('initdb') && !debianPostgres) missing.push('postgresql (the payments tests start a server of their own): apt-get install postgresql')
   return missing

@@ -1,12 +1,18 @@
 /**
- * Debian's Chromium driven by playwright-core (no browser download). The background-networking
- * flags matter on machines with a closed network, where Chromium's own connections are refused.
+ * Debian's Chromium headless shell (`chromium-headless-shell`) driven by playwright-core (no
+ * browser download): Chromium's own engine without the browser's window layer, the build
+ * Playwright itself runs headless tests in. The whole browser in headless mode cost the
+ * end-to-end tests about a third more CPU for the same pages (bench/results.md, "The suite,
+ * third round"). The background-networking flags matter on machines with a closed network,
+ * where Chromium's own connections are refused.
  */
 import assert from 'node:assert/strict'
 import { mkdirSync } from 'node:fs'
 import { chromium, type Browser, type Dialog, type Disposable, type Page } from 'playwright-core'
 
 export const ARTIFACTS_DIR = new URL('../../test-artifacts/', import.meta.url).pathname
+/** The binary itself: Debian's /usr/bin/chromium-headless-shell is a shell script that runs it as a child. */
+const HEADLESS_SHELL = '/usr/lib/chromium/chromium-headless-shell'
 
 let shared: Promise<Browser> | undefined
 let users = 0
@@ -31,7 +37,7 @@ export async function launchBrowser (t: { after (fn: () => unknown): void }): Pr
 function launch (): Promise<Browser> {
   mkdirSync(ARTIFACTS_DIR, { recursive: true })
   return chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    executablePath: process.env.CHROMIUM_PATH ?? HEADLESS_SHELL,
     args: [
       '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
       '--disable-background-networking', '--disable-component-update', '--disable-sync',
