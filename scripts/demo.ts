@@ -6,7 +6,8 @@
  * demo.pocketnet.app (set BASTYON_APP_ID to change it), and with tips on (docs/payments.md):
  * POST /api/payments/tips, paid to PAYMENT_ADDRESS (default an address of the emulator's network
  * that no wallet holds), confirmed after PAYMENT_CONFIRMATIONS blocks (default 2), the invoices in
- * DATA_DIR (default a temporary directory of this run's own, removed when it stops: the
+ * DATA_DIR (default a temporary directory of this run's own, copied from the embedded database's
+ * template in node_modules/.cache, scripts/pglite-template.ts, and removed when it stops: the
  * emulator's chain starts afresh each run, so earlier invoices would name transactions no node
  * knows). Settings come from the environment, then from `.env` if there is one
  * (`cp .env.example .env`).
@@ -23,6 +24,7 @@ import { mountDemoWallet } from '../devnode/demo-wallet.js'
 import { CONTROLS_PATH, createEmulator } from '../devnode/server.js'
 import { buildApp } from '../src/app.js'
 import { ConfigError, loadConfig } from '../src/config.js'
+import { copyTemplateTo } from './pglite-template.js'
 
 // A .env of the developer's own (`cp .env.example .env`) is read first; the environment wins.
 if (existsSync('.env')) process.loadEnvFile('.env')
@@ -46,6 +48,8 @@ const emulator = await createEmulator({
 })
 
 const runDataDir = process.env.DATA_DIR === undefined ? mkdtempSync(join(tmpdir(), 'bastyon-demo-')) : undefined
+// Initialised from the install's template rather than by initdb, which costs seconds at each start.
+if (runDataDir !== undefined && !process.env.DATABASE_URL) await copyTemplateTo(runDataDir)
 const removeRunDataDir = (): void => {
   if (runDataDir !== undefined) rmSync(runDataDir, { recursive: true, force: true })
 }

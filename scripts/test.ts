@@ -18,7 +18,7 @@
  */
 import { spawn, spawnSync } from 'node:child_process'
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statfsSync, writeFileSync } from 'node:fs'
-import { availableParallelism, tmpdir } from 'node:os'
+import { availableParallelism } from 'node:os'
 import { join, resolve } from 'node:path'
 
 const ROOT = resolve(import.meta.dirname, '..')
@@ -223,7 +223,7 @@ if (missing.length > 0) {
  * the end. The tests make thousands of files there (database data directories, a PostgreSQL
  * cluster, an npm install, browser profiles), and creating and removing a file on this machine's
  * ext4 costs many times what it does in memory (bench/results.md, "Test suite"). What lasts from
- * run to run (the embedded database template) stays in the usual temporary folder (TEST_CACHE_DIR).
+ * run to run (the embedded database template) is in node_modules/.cache (scripts/pglite-template.ts).
  */
 function memoryTmp (): string | undefined {
   try {
@@ -272,10 +272,7 @@ const busyAtStart = machineBusySeconds()
 rmSync(GROUPS_DIR, { recursive: true, force: true })
 mkdirSync(GROUPS_DIR, { recursive: true })
 const runTmp = memoryTmp()
-if (runTmp !== undefined) {
-  process.env.TEST_CACHE_DIR ??= tmpdir()
-  process.env.TMPDIR = runTmp
-}
+if (runTmp !== undefined) process.env.TMPDIR = runTmp
 const coverage = !quick
 const env = coverage ? { ...process.env, NODE_V8_COVERAGE: COVERAGE_DIR } : process.env
 if (coverage) rmSync(join(ROOT, 'coverage'), { recursive: true, force: true })
@@ -285,13 +282,15 @@ const groups = testGroups().map(test)
 // it (test/helpers/built.ts); the test processes next, the longest first; lint and the type check
 // last, where their CPU alone fills the lanes the last test processes leave.
 const outcomes = await inLanes([
-  // The build, and the embedded database the payments tests copy (test/helpers/pglite-template.ts).
-  ...(quick ? [] : [() => runQuietly('build', process.execPath, ['--import', 'tsx', '--input-type=module', '-e', "const template = import('./test/helpers/pglite-template.ts').then(m => m.pgliteTemplate()); await import('./test/helpers/built.ts').then(m => m.ensureBuilt()); await template"])]),
+  // The build, and the embedded database the payments tests copy (scripts/pglite-template.ts).
+  ...(quick ? [] : [() => runQuietly('build', process.execPath, ['--import', 'tsx', '--input-type=module', '-e', "const template = import('./scripts/pglite-template.ts').then(m => m.pgliteTemplate()); await import('./test/helpers/built.ts').then(m => m.ensureBuilt()); await template"])]),
   ...groups,
   // Both keep what they learnt in node_modules/.cache, so that a run after a change checks what
   // the change touched (eslint by file content; tsc by its build info) rather than everything.
   () => runQuietly('lint', bin('eslint'), ['.', '--cache', '--cache-strategy', 'content', '--cache-location', `${join(ROOT, 'node_modules', '.cache', 'eslint')}/`]),
-  () => runQuietly('typecheck', process.execPath, [join(ROOT, 'node_modules', 'typescript-native', 'bin', 'tsc'), '--noEmit', '--incremental', '--tsBuildInfoFile', join(ROOT, 'node_modules', '.cache', 'tsc', 'typecheck.tsbuildinfo')]),
+  // In one thread: the suite keeps every core busy with processes already, and tsc's own threads
+  // then cost more CPU than they save (bench/results.md, "The suite, third round").
+  () => runQuietly('typecheck', process.execPath, [join(ROOT, 'node_modules', 'typescript-native', 'bin', 'tsc'), '--noEmit', '--singleThreaded', '--incremental', '--tsBuildInfoFile', join(ROOT, 'node_modules', '.cache', 'tsc', 'typecheck.tsbuildinfo')]),
 ], LANES)
 rmSync(GROUPS_DIR, { recursive: true, force: true })
 if (runTmp !== undefined) rmSync(runTmp, { recursive: true, force: true })

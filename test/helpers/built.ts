@@ -61,7 +61,8 @@ export function ensureBuilt (): void {
       if (isCurrent()) return
       const started = Date.now()
       for (const project of ['lib/tsconfig.json', 'tsconfig.build.json']) {
-        execFileSync(process.execPath, [TSC, '-p', project, '--noCheck'], { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'] })
+        // One thread, as the suite's type check (scripts/test.ts): the test processes keep the cores busy.
+        execFileSync(process.execPath, [TSC, '-p', project, '--noCheck', '--singleThreaded'], { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'] })
       }
       execFileSync(process.execPath, ['--import', 'tsx', BUNDLE_SCRIPT], { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'] })
       // Stamped with the time the build started: a source saved during the build makes it stale.

@@ -1,7 +1,7 @@
 /**
  * The two databases the payments code runs on, for tests that must hold on both: the embedded one
  * (PGlite in a temporary directory, copied from a template made once:
- * test/helpers/pglite-template.ts) and a PostgreSQL server (a fresh database on the process's
+ * scripts/pglite-template.ts) and a PostgreSQL server (a fresh database on the process's
  * server).
  * Opening an embedded database still takes a fraction of a second: test files open one per
  * backend and give each test invoices and txids of its own (`sharedDatabase`).
@@ -10,7 +10,7 @@ import { rmSync } from 'node:fs'
 import type { Database } from '../../src/db/database.js'
 import { openDatabase } from '../../src/db/open-database.js'
 import type { Migration } from '../../src/db/migrate.js'
-import { freshDataDir } from '../helpers/pglite-template.js'
+import { freshDataDir } from '../../scripts/pglite-template.js'
 import type { TestPostgres } from '../helpers/start-postgres.js'
 
 export { freshDataDir }
