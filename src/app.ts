@@ -22,7 +22,7 @@ import errorHandler from './http/error-handler.js'
 import httpCache from './http/http-cache.js'
 import jsonBody from './http/json-body.js'
 import requestId from './http/request-id.js'
-import { serverOptions } from './http/server-options.js'
+import { serverOptions, type SchemaCompilers } from './http/server-options.js'
 import underPressure from './http/under-pressure.js'
 import unrouted from './http/unrouted.js'
 import urlLimit from './http/url-limit.js'
@@ -50,11 +50,16 @@ export interface AppOverrides {
   eventTimers?: Timers
   /** The timers that hold the 429s of a client that ignores them (tests release them by hand). */
   refusalTimers?: Timers
+  /**
+   * Schema compilers in place of Fastify's own, which compile each route's schemas anew for every
+   * app: for a process that builds many apps (the tests: test/helpers/build-app.ts).
+   */
+  compilers?: SchemaCompilers
 }
 
 export async function buildApp (config: AppConfig, overrides: AppOverrides = {}): Promise<FastifyInstance> {
   const fastPath = new FastPath({ maxEntries: config.CACHE_MAX_ENTRIES, maxBytes: config.CACHE_MAX_BYTES })
-  const app = Fastify(serverOptions(config, fastPath, overrides.logStream)).withTypeProvider<TypeBoxTypeProvider>()
+  const app = Fastify(serverOptions(config, fastPath, overrides)).withTypeProvider<TypeBoxTypeProvider>()
   // Before anything adds a hook: the fast path must know every hook a route will run.
   const ledger = new HookLedger()
   ledger.install(app)

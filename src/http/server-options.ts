@@ -5,7 +5,7 @@
  */
 import { createRequire } from 'node:module'
 import type { Server } from 'node:http'
-import { LogController, type FastifyHttpOptions } from 'fastify'
+import { LogController, type FastifyHttpOptions, type FastifyServerOptions } from 'fastify'
 import { isPocketnetAddress } from 'pocketnet-client'
 import type { AppConfig } from '../config.js'
 import type { FastPath } from '../fast-path/fast-path.js'
@@ -27,9 +27,13 @@ function prettyTransport (nodeEnv: string): { target: string } | undefined {
   }
 }
 
-export function serverOptions (config: AppConfig, fastPath: FastPath, logStream?: { write (line: string): void }): FastifyHttpOptions<Server> {
+/** Fastify's validator and serializer factories (its `schemaController.compilersFactory`). */
+export type SchemaCompilers = NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>
+
+export function serverOptions (config: AppConfig, fastPath: FastPath, { logStream, compilers }: { logStream?: { write (line: string): void }, compilers?: SchemaCompilers } = {}): FastifyHttpOptions<Server> {
   const transport = logStream ? undefined : prettyTransport(config.NODE_ENV)
   return {
+    ...(compilers ? { schemaController: { compilersFactory: compilers } } : {}),
     serverFactory: serverWithFastPath(fastPath),
     logger: {
       level: config.LOG_LEVEL,

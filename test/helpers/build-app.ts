@@ -2,6 +2,7 @@
 import type { FastifyInstance } from 'fastify'
 import { buildApp, type AppOverrides } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
+import { sharedCompilers } from './schema-compilers.js'
 
 /** Turns the answer cache off, for tests that change a node's behaviour between two identical calls. */
 export const NO_CACHE = { CACHE_TTL_NODEINFO_MS: '0', CACHE_TTL_PROFILE_MS: '0', CACHE_TTL_SEARCH_MS: '0' }
@@ -34,7 +35,7 @@ export async function startApp (t: { after (fn: () => unknown): void }, options:
     ...options.env,
     POCKETNET_NODES: options.nodes.join(','),
   })
-  const app = await buildApp(config, options)
+  const app = await buildApp(config, { compilers: sharedCompilers(config.POCKETNET_NETWORK), ...options })
   t.after(() => app.close())
   await options.extend?.(app)
   await app.listen({ port: 0, host: '127.0.0.1' })
