@@ -13,8 +13,8 @@
  * check and the build; each one's output is printed when it ends, with its time. A file run alone
  * (`npx tsx --test test/routes/user.test.ts`) works as before.
  *
- * What the suite needs from Debian (chromium-headless-shell, redis-server, postgresql) is checked first, with one line per
- * missing package.
+ * What the suite needs from Debian (chromium-headless-shell, redis-server, postgresql) is checked
+ * first, with one line per missing package.
  */
 import { spawn, spawnSync } from 'node:child_process'
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statfsSync, writeFileSync } from 'node:fs'
@@ -295,7 +295,7 @@ const outcomes = await inLanes([
   // The build, and the embedded database the payments tests copy (scripts/pglite-template.ts).
   ...(quick ? [] : [() => runQuietly('build', process.execPath, ['--import', 'tsx', '--input-type=module', '-e', "const template = import('./scripts/pglite-template.ts').then(m => m.pgliteTemplate()); await import('./test/helpers/built.ts').then(m => m.ensureBuilt()); await template"])]),
   ...groups,
-  // Both keep what they learnt in node_modules/.cache, so that a run after a change checks what
+  // Each keeps what it learnt in node_modules/.cache, so that a run after a change checks what
   // the change touched (eslint by file content; tsc by its build info) rather than everything.
   // eslint in two processes, the tests and the rest, about half the code each: one alone was the
   // last to end, with the other core idle (bench/results.md, "The suite, third round").
