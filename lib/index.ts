@@ -26,6 +26,7 @@ export { RedisLink, parseRedisUrl, type RedisLinkOptions, type RedisOperationEve
 export type { SharedOutcome } from './redis/shared-answers.js'
 export type { ChainEvent, BlockEvent, ReorgEvent, TransactionEvent, NotificationEvent } from './events/chain-event.js'
 export { REAL_TIMERS, type Timers, type TimerHandle } from './timers.js'
+export { backoffDelayMs, type BackoffOptions } from './events/backoff.js'
 export type { NodeSnapshot, AttemptEvent, AttemptOutcome, OverloadEvent } from './node-pool.js'
 export type { OverloadReason } from './node-slots.js'
 export type { CircuitState } from './node-health.js'

@@ -1,63 +1,105 @@
 /**
  * The payments watcher: what the node event source reports, turned into checks on chain. A
- * transaction paying a watched receiver is checked at once, on every instance (it is a hint, and
- * recording it is idempotent). A block (or a re-org) re-checks every payment not final and
- * expires invoices past their time: that work is done by the instance whose turn it is (the
- * `payments-watcher` lease, watcher-lease.ts), one re-check at a time, and blocks that come while
- * one runs share the next one. Once a block's payments are handled (the source reports a block,
- * then its transactions, so the next block says they all came), the block is handed to
- * `onBlockHandled`: the durable cursor a restart reads the chain back from (chain-cursor.ts).
+ * transaction paying a watched receiver is recorded as a sighting (payment-sightings.ts) at once,
+ * on every instance (recording it twice changes nothing), and read by the sighting reader until
+ * the node's answer is read: a read that fails is tried again, never forgotten. A block (or a
+ * re-org) re-checks every payment not final and expires invoices past their time: that work is
+ * done by the instance whose turn it is (the `payments-watcher` lease, watcher-lease.ts), one
+ * re-check at a time, and blocks that come while one runs share the next one. Once a block's
+ * payments are recorded as sightings (the source reports a block, then its transactions, so the
+ * next block says they all came), the block is handed to `onBlockHandled`: the durable cursor a
+ * restart reads the chain back from (chain-cursor.ts). A sighting that could not be written holds
+ * the cursor back until it is.
  */
 import type { ChainEvent } from 'pocketnet-client'
 import type { ChainPosition } from './chain-cursor.js'
+import type { PaymentSightings } from './payment-sightings.js'
 import type { PaymentsService } from './payments-service.js'
 import type { WatcherTurn } from './watcher-lease.js'
 
+export interface ChainWatcherOptions {
+  payments: Pick<PaymentsService, 'noteTip' | 'onBlock'>
+  turn: WatcherTurn
+  /** The addresses whose incoming transactions are payments to read. */
+  receivers: readonly string[]
+  sightings: Pick<PaymentSightings, 'note'>
+  /** Sightings were written: the reader has work (sighting-reader.ts). */
+  sighted: () => void
+  /** A check or a write failed (the node, the database): for logs; it is tried again. */
+  failed: (err: Error) => void
+  /** A block whose payments were all recorded. */
+  onBlockHandled?: (block: ChainPosition) => Promise<void>
+}
+
 export class ChainWatcher {
-  readonly #payments: PaymentsService
+  readonly #payments: ChainWatcherOptions['payments']
   readonly #turn: WatcherTurn
   readonly #receivers: readonly string[]
+  readonly #sightings: ChainWatcherOptions['sightings']
+  readonly #sighted: () => void
   readonly #failed: (err: Error) => void
+  readonly #onBlockHandled: (block: ChainPosition) => Promise<void>
   /** The re-check running, or resolved. */
   #work: Promise<void> = Promise.resolve()
   /** A re-check is queued behind the one running (its tip is the newest noted). */
   #queued = false
   #tip: number | undefined
   #closed = false
-  /** The last block reported, and the checks of the payments it held, still running or done. */
+  /** The last block reported, whose payments are still coming. */
   #block: ChainPosition | undefined
-  #blockPayments: Array<Promise<void>> = []
+  /** Payments reported and not written as sightings yet (a write that failed puts its txids back). */
+  #unrecorded: string[] = []
+  /** The writes of sightings, one after another: a block is handled once the writes before it ended. */
+  #recording: Promise<void> = Promise.resolve()
   /** The last block handed to onBlockHandled, in order: each waits for the one before. */
   #noted: Promise<void> = Promise.resolve()
-  readonly #onBlockHandled: (block: ChainPosition) => Promise<void>
 
-  /**
-   * @param receivers the addresses whose incoming transactions are checked
-   * @param failed a check failed (the node, the database): for logs; the next block tries again
-   * @param onBlockHandled a block whose payments were all checked (or failed, and logged)
-   */
-  constructor (payments: PaymentsService, turn: WatcherTurn, receivers: readonly string[], failed: (err: Error) => void, onBlockHandled: (block: ChainPosition) => Promise<void> = async () => {}) {
-    this.#payments = payments
-    this.#turn = turn
-    this.#receivers = receivers
-    this.#failed = failed
-    this.#onBlockHandled = onBlockHandled
+  constructor (options: ChainWatcherOptions) {
+    this.#payments = options.payments
+    this.#turn = options.turn
+    this.#receivers = options.receivers
+    this.#sightings = options.sightings
+    this.#sighted = options.sighted
+    this.#failed = options.failed
+    this.#onBlockHandled = options.onBlockHandled ?? (async () => {})
   }
 
   onChainEvent (event: ChainEvent): void {
     if (this.#closed) return
-    if (event.kind === 'transaction' && this.#receivers.includes(event.address)) this.#blockPayments.push(this.#payments.onPayment(event.txid).then(() => {}, this.#failed))
+    if (event.kind === 'transaction' && this.#receivers.includes(event.address)) {
+      this.#unrecorded.push(event.txid)
+      this.#record().catch(this.#failed)
+    }
     if (event.kind === 'block' || event.kind === 'reorg') {
-      // The block before this one had all its transactions reported: it is handled once they are.
+      // The block before this one had all its transactions reported: it is handled once they are written.
       const handled = this.#block
-      const checks = this.#blockPayments
-      this.#blockPayments = []
       this.#block = event.kind === 'block' ? { height: event.height, blockHash: event.blockHash } : undefined
-      if (handled !== undefined) this.#noted = Promise.all([this.#noted, ...checks]).then(() => this.#onBlockHandled(handled)).catch(this.#failed)
+      if (handled !== undefined) this.#noted = this.#noted.then(() => this.#record()).then(() => this.#onBlockHandled(handled)).catch(this.#failed)
       this.#tip = event.kind === 'block' ? event.height : event.height - 1
       this.#payments.noteTip(this.#tip)
       if (this.#turn.held) this.recheck()
     }
+  }
+
+  /**
+   * Writes the payments reported so far as sightings, after the writes before; rejects when this
+   * write failed (its txids are kept for the next one).
+   */
+  #record (): Promise<void> {
+    const written = this.#recording.then(async () => {
+      const txids = this.#unrecorded
+      if (txids.length === 0) return
+      this.#unrecorded = []
+      try {
+        await this.#sightings.note(txids)
+      } catch (err) {
+        this.#unrecorded = [...txids, ...this.#unrecorded]
+        throw err
+      }
+      this.#sighted()
+    })
+    this.#recording = written.catch(() => {})
+    return written
   }
 
   /**
@@ -77,7 +119,7 @@ export class ChainWatcher {
   /** Stops reacting; resolves once the re-check running, if any, has ended. */
   async close (): Promise<void> {
     this.#closed = true
-    await Promise.all([this.#work, this.#noted])
+    await Promise.all([this.#work, this.#noted, this.#recording])
   }
 
   /** Resolves once no re-check runs or waits (tests). */

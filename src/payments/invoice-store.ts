@@ -34,6 +34,11 @@ export interface InvoiceStoreOptions {
   network?: PocketnetNetwork
   /** Who the outbox delivers each event to (`PaymentOutbox`). Default `['app']`. */
   consumers?: readonly string[]
+  /**
+   * Consumers told of an invoice's expiry only when the invoice asks it (`expiryWebhook`, on by
+   * default): the webhook sender, so that anonymous tips nobody paid do not each cost a webhook.
+   */
+  expiryOptional?: readonly string[]
 }
 
 export interface CreateInvoiceRequest {
@@ -48,6 +53,8 @@ export interface CreateInvoiceRequest {
   metadata?: Record<string, unknown>
   expiresInS: number
   confirmations: number
+  /** Whether the consumers in `expiryOptional` hear of its expiry. Default true. */
+  expiryWebhook?: boolean
 }
 
 /** What the chain showed about one transaction, offered for one invoice. */
@@ -115,6 +122,7 @@ function checkRequest (request: CreateInvoiceRequest, network: PocketnetNetwork 
   if (network !== undefined && !isPocketnetAddress(receiver, network)) invalid(`the receiver is not an address of the ${network} network`)
   if (!Number.isSafeInteger(expiresInS) || expiresInS < 1 || expiresInS > INVOICE_LIMITS.maxExpiresInS) invalid(`expiresInS must be a whole number of seconds from 1 to ${INVOICE_LIMITS.maxExpiresInS}`)
   if (!Number.isSafeInteger(confirmations) || confirmations < 1 || confirmations > INVOICE_LIMITS.maxConfirmations) invalid(`confirmations must be a whole number from 1 to ${INVOICE_LIMITS.maxConfirmations}`)
+  if (request.expiryWebhook !== undefined && typeof request.expiryWebhook !== 'boolean') invalid('expiryWebhook must be true or false')
   if (metadata !== undefined) {
     if (!isPlainObject(metadata)) invalid('metadata must be a plain object')
     if (Buffer.byteLength(JSON.stringify(metadata)) > INVOICE_LIMITS.maxMetadataBytes) invalid(`metadata must be at most ${INVOICE_LIMITS.maxMetadataBytes} bytes of JSON`)
@@ -142,12 +150,14 @@ export class InvoiceStore {
   readonly #clock: () => number
   readonly #network: PocketnetNetwork | undefined
   readonly #consumers: readonly string[]
+  readonly #expiryOptional: ReadonlySet<string>
 
   constructor (db: Database, options: InvoiceStoreOptions = {}) {
     this.#db = db
     this.#clock = options.clock ?? Date.now
     this.#network = options.network
     this.#consumers = options.consumers ?? DEFAULT_CONSUMERS
+    this.#expiryOptional = new Set(options.expiryOptional ?? [])
     if (this.#consumers.some(consumer => typeof consumer !== 'string' || consumer === '')) throw new TypeError('option consumers must be a list of non-empty names')
   }
 
@@ -165,11 +175,11 @@ export class InvoiceStore {
       checkMemo(memo)
       const now = this.#clock()
       const { rows } = await this.#db.query<InvoiceRow>(
-        `INSERT INTO invoices (id, amount_sat, receiver, memo, metadata, state, confirmations_required, expires_at_ms, created_at_ms, updated_at_ms)
-         VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7, $8, $8)
+        `INSERT INTO invoices (id, amount_sat, receiver, memo, metadata, state, confirmations_required, expires_at_ms, created_at_ms, updated_at_ms, expiry_webhook)
+         VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7, $8, $8, $9)
          ON CONFLICT DO NOTHING
          RETURNING ${INVOICE_COLUMNS}`,
-        [id, request.amountSat, request.receiver, memo, request.metadata ?? {}, request.confirmations, now + request.expiresInS * 1000, now]
+        [id, request.amountSat, request.receiver, memo, request.metadata ?? {}, request.confirmations, now + request.expiresInS * 1000, now, request.expiryWebhook ?? true]
       )
       if (rows[0] !== undefined) return invoiceOfRow(rows[0])
       if (typeof request.memo === 'string') {
@@ -273,6 +283,36 @@ export class InvoiceStore {
   }
 
   /**
+   * Deletes invoices that expired unpaid more than `retentionMs` ago, with their events, outbox
+   * rows and webhook attempts, at most `limit` of them (the oldest first); returns how many. An
+   * invoice any payment was recorded for is a record of money and is kept.
+   */
+  async pruneExpired (retentionMs: number, limit = 500): Promise<number> {
+    return this.#db.transaction(async sql => {
+      const { rows } = await sql.query<{ id: string }>(
+        `SELECT id FROM invoices i WHERE state = 'expired' AND expires_at_ms <= $1
+           AND NOT EXISTS (SELECT 1 FROM payments p WHERE p.invoice_id = i.id)
+         ORDER BY expires_at_ms LIMIT $2 FOR UPDATE SKIP LOCKED`,
+        [this.#clock() - retentionMs, limit]
+      )
+      const ids = rows.map(row => row.id)
+      if (ids.length === 0) return 0
+      const events = 'SELECT id FROM payment_events WHERE invoice_id = ANY($1::text[])'
+      await sql.query(`DELETE FROM webhook_deliveries WHERE event_id IN (${events})`, [ids])
+      await sql.query(`DELETE FROM outbox WHERE event_id IN (${events})`, [ids])
+      await sql.query('DELETE FROM payment_events WHERE invoice_id = ANY($1::text[])', [ids])
+      await sql.query('DELETE FROM invoices WHERE id = ANY($1::text[])', [ids])
+      return ids.length
+    })
+  }
+
+  /** Invoices `pending` and not past their expiry: what anonymous invoices are capped by. */
+  async countOpen (): Promise<number> {
+    const { rows } = await this.#db.query<{ count: number }>("SELECT count(*)::integer AS count FROM invoices WHERE state = 'pending' AND expires_at_ms > $1", [this.#clock()])
+    return rows[0]?.count ?? 0
+  }
+
+  /**
    * Recorded payments of invoices still `pending` or `seen`: the transactions to look at again on
    * each new block (their confirmations grow; a re-org may take them out). Dropped ones too, until
    * their invoice is final: a block a re-org took away may rejoin the chain at the same height and
@@ -297,6 +337,11 @@ export class InvoiceStore {
   async listEvents (invoiceId: string): Promise<InvoiceEvent[]> {
     const { rows } = await this.#db.query<EventRow>('SELECT id, invoice_id, sequence, type, payload, created_at_ms FROM payment_events WHERE invoice_id = $1 ORDER BY sequence', [invoiceId])
     return rows.map(eventOfRow)
+  }
+
+  async #announcesExpiry (sql: Sql, invoiceId: string): Promise<boolean> {
+    const { rows } = await sql.query<{ expiry_webhook: boolean }>('SELECT expiry_webhook FROM invoices WHERE id = $1', [invoiceId])
+    return rows[0]?.expiry_webhook !== false
   }
 
   async #lock (sql: Sql, invoiceId: string): Promise<Invoice> {
@@ -331,6 +376,7 @@ export class InvoiceStore {
     )
     const next = invoiceOfRow(updated[0] as InvoiceRow)
     const events: InvoiceEvent[] = []
+    const quietExpiry = types.includes('expired') && this.#expiryOptional.size > 0 && !(await this.#announcesExpiry(sql, invoice.id))
     for (const [index, type] of types.entries()) {
       const payload = { previousState: invoice.state, invoice: next }
       const { rows: written } = await sql.query<EventRow>(
@@ -340,6 +386,7 @@ export class InvoiceStore {
       )
       const event = eventOfRow(written[0] as EventRow)
       for (const consumer of this.#consumers) {
+        if (type === 'expired' && quietExpiry && this.#expiryOptional.has(consumer)) continue
         await sql.query('INSERT INTO outbox (event_id, consumer) VALUES ($1, $2)', [event.id, consumer])
       }
       events.push(event)

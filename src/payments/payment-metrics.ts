@@ -1,15 +1,18 @@
 /**
  * The payments' metrics, read when Prometheus scrapes (no work per event): whether this instance
- * holds the watcher's turn, how often a node contradicted a payment, and with webhooks on, the
+ * holds the watcher's turn, how often a node contradicted a payment, the payments sighted and not
+ * read yet and the reads that failed, and with webhooks on, the
  * attempts by outcome and the events not delivered yet (still to be tried, and given up).
  */
 import { Counter, Gauge, type Registry } from 'prom-client'
 import type { PaymentCrossCheck } from './cross-check.js'
 import type { PaymentOutbox } from './payment-outbox.js'
+import type { PaymentSightings } from './payment-sightings.js'
+import type { SightingReader } from './sighting-reader.js'
 import type { WatcherTurn } from './watcher-lease.js'
 import { WEBHOOK_CONSUMER, type WebhookSender } from './webhook-sender.js'
 
-export function registerPaymentMetrics (registry: Registry, turn: WatcherTurn, webhooks?: { sender: WebhookSender, outbox: PaymentOutbox }, crossCheck?: PaymentCrossCheck): void {
+export function registerPaymentMetrics (registry: Registry, turn: WatcherTurn, webhooks?: { sender: WebhookSender, outbox: PaymentOutbox }, crossCheck?: PaymentCrossCheck, watched?: { sightings: PaymentSightings, reader: SightingReader }): void {
   // Summed over a cluster's workers: 1 on the machine whose worker holds it.
   new Gauge({ name: 'payments_watcher_lease_held', help: '1 while this instance holds the payments watcher\'s turn (re-checks and expiry on each block), else 0', registers: [registry], aggregator: 'sum', collect () { this.set(turn.held ? 1 : 0) } }) // eslint-disable-line no-new
   // Always there, 0 while one node decides (PAYMENT_CONFIRM_NODES=1, or one node configured).
@@ -22,6 +25,31 @@ export function registerPaymentMetrics (registry: Registry, turn: WatcherTurn, w
       disagreements.inc(crossCheck?.disagreements ?? 0)
     },
   })
+  if (watched !== undefined) {
+    const { sightings, reader } = watched
+    const unread = new Gauge({
+      name: 'payments_sightings_unread',
+      help: 'Payments to the receiver the node reported and whose transaction was not read yet, across instances: read a few at a time, failed reads tried again with backoff',
+      registers: [registry],
+      aggregator: 'max',
+      async collect () {
+        try {
+          unread.set(await sightings.count())
+        } catch {
+          // The database did not answer: the last value stands.
+        }
+      },
+    })
+    const readFailures = new Counter({
+      name: 'payments_sighting_read_failures_total',
+      help: 'Reads of a sighted payment by this instance that failed (the node or the database) and are tried again later',
+      registers: [registry],
+      collect () {
+        readFailures.reset()
+        readFailures.inc(reader.failures)
+      },
+    })
+  }
   if (webhooks === undefined) return
   const { sender, outbox } = webhooks
   const deliveries = new Counter({

@@ -13,6 +13,7 @@
  */
 import { EventEmitter } from 'node:events'
 import {
+  backoffDelayMs,
   buildHostCheckout,
   isUnknownTransactionError,
   memoOfScript,
@@ -24,11 +25,15 @@ import {
   type HostCheckoutRequest,
   type HostPayment,
   type PocketNetProxyApi,
+  REAL_TIMERS,
+  type TimerHandle,
+  type Timers,
 } from 'pocketnet-client'
 import type { PaymentStore } from './create-payment-store.js'
 import type { PaymentCrossCheck } from './cross-check.js'
 import type { Invoice, InvoiceEvent } from './invoice.js'
 import type { ObservationRefusal, ObservationResult } from './invoice-store.js'
+import type { SightingRead } from './sighting-reader.js'
 
 export interface PaymentsConfig {
   /** The app's receiving address. */
@@ -51,6 +56,8 @@ export interface NewInvoice {
    * `POST /api/payments/callback`: a hint, checked on chain like any other).
    */
   checkout?: { description?: string, callbackUrl?: string }
+  /** Whether the webhook tells of its expiry, if it expires unpaid. Default true. */
+  expiryWebhook?: boolean
 }
 
 /** What the checkout is built from, kept with the invoice so that its view can show it again. */
@@ -136,6 +143,23 @@ export interface CheckResult {
 
 /** The consumer name of the app's own handlers in the outbox. */
 const APP_CONSUMER = 'app'
+/** A handler that threw is offered the event again: from a second, doubling, up to five minutes. */
+const HANDLER_RETRY = { minMs: 1000, maxMs: 300_000 }
+/** The longest the handlers' delivery sleeps: events other instances wrote and could not deliver. */
+const DELIVERY_POLL_MS = 60_000
+
+export interface PaymentsServiceOptions {
+  /** Milliseconds since the epoch. Default Date.now. */
+  clock?: () => number
+  /** The handlers' retries (tests). Default REAL_TIMERS. */
+  timers?: Timers
+  /** In [0, 1), the retries' jitter. Default Math.random. */
+  random?: () => number
+  /** Where a handler's failure is told. */
+  log?: { warn (fields: object, message: string): void }
+  /** Unpaid invoices expired longer ago than this are deleted (PAYMENT_RETENTION_S). Default 30 days. */
+  retentionMs?: number
+}
 
 /** What the node that answered says of a txid (null: it does not know it), and the tip it was read at. */
 interface ChainRead {
@@ -149,22 +173,37 @@ export class PaymentsService extends EventEmitter {
   readonly #config: PaymentsConfig
   readonly #announce: (event: InvoiceEvent) => void
   readonly #crossCheck: PaymentCrossCheck | undefined
+  readonly #clock: () => number
+  readonly #timers: Timers
+  readonly #random: () => number
+  readonly #log: PaymentsServiceOptions['log']
+  readonly #retentionMs: number
   #delivering: Promise<void> | undefined
+  /** The handlers' next delivery: when the next retry falls due, or a poll. */
+  #deliveryTimer: TimerHandle | undefined
+  #closed = false
   /** The tip as the node event source last reported it: fresher than the pool's probes. */
   #tip: number | undefined
+  /** Reads of a txid in flight: a second caller joins the first. */
+  readonly #reading = new Map<string, Promise<ChainRead>>()
 
   /**
    * @param announce called once per transition, as it is written (the event stream's `payment:<id>` topic)
    * @param crossCheck the other nodes that must back an answer before it confirms an invoice;
    *   undefined: the first answer decides (one node, or PAYMENT_CONFIRM_NODES=1)
    */
-  constructor (store: PaymentStore, api: () => Promise<PocketNetProxyApi>, config: PaymentsConfig, announce: (event: InvoiceEvent) => void, crossCheck?: PaymentCrossCheck) {
+  constructor (store: PaymentStore, api: () => Promise<PocketNetProxyApi>, config: PaymentsConfig, announce: (event: InvoiceEvent) => void, crossCheck?: PaymentCrossCheck, options: PaymentsServiceOptions = {}) {
     super()
     this.#store = store
     this.#api = api
     this.#config = config
     this.#announce = announce
     this.#crossCheck = crossCheck
+    this.#clock = options.clock ?? Date.now
+    this.#timers = options.timers ?? REAL_TIMERS
+    this.#random = options.random ?? Math.random
+    this.#log = options.log
+    this.#retentionMs = options.retentionMs ?? 30 * 86_400_000
   }
 
   /** The receiver the service watches: the app's address. */
@@ -186,6 +225,7 @@ export class PaymentsService extends EventEmitter {
       ...(request.metadata === undefined && checkout === undefined ? {} : { metadata: { ...request.metadata, ...(checkout === undefined ? {} : { [CHECKOUT_KEY]: checkout }) } }),
       expiresInS: request.expiresInS ?? this.#config.invoiceTtlS,
       confirmations: request.confirmations ?? this.#config.confirmations,
+      ...(request.expiryWebhook === undefined ? {} : { expiryWebhook: request.expiryWebhook }),
     })
     return invoiceView(invoice)
   }
@@ -212,10 +252,15 @@ export class PaymentsService extends EventEmitter {
     return { invoice: invoiceView(result.invoice), ...(result.refused === undefined ? {} : { refused: result.refused }) }
   }
 
-  /** A transaction paying a watched receiver (the node event source): settles the invoice its memo names, if any. */
-  async onPayment (txid: string): Promise<void> {
+  /**
+   * A transaction paying a watched receiver (a sighting, sighting-reader.ts): settles the invoice
+   * its memo names, if any.
+   * @returns `unknown` when the node does not know the txid (yet), `read` once its answer is recorded
+   * @throws when the node or the database failed: the sighting is read again later
+   */
+  async onPayment (txid: string): Promise<SightingRead> {
     const read = await this.#read(txid)
-    if (read.transaction === null) return
+    if (read.transaction === null) return 'unknown'
     for (const output of read.transaction.outputs) {
       const memo = memoOfScript(output.scriptHex)
       if (memo === undefined) continue
@@ -224,6 +269,7 @@ export class PaymentsService extends EventEmitter {
       const result = await this.#record(invoice.id, txid, read, invoice)
       this.#written(result.events)
     }
+    return 'read'
   }
 
   /**
@@ -236,38 +282,79 @@ export class PaymentsService extends EventEmitter {
 
   /**
    * A new block (or a re-org: the first height that changed, less one), as the node event source
-   * reports it: every payment not final is read again, and invoices past their time expire. With
-   * several instances, only the watcher's lease holder does this (chain-watcher.ts).
+   * reports it: every payment not final is read again, invoices past their time expire, and those
+   * expired unpaid past the retention period are deleted. With several instances, only the
+   * watcher's lease holder does this (chain-watcher.ts). A payment whose read fails does not stop
+   * the others: it is read again at the next block, and the first failure is thrown at the end.
    */
   async onBlock (tipHeight?: number): Promise<void> {
     if (tipHeight !== undefined) this.#tip = tipHeight
+    let failure: unknown
     for (const open of await this.#store.invoices.listOpenPayments()) {
-      const result = await this.#record(open.invoiceId, open.txid, await this.#read(open.txid))
-      this.#written(result.events)
+      try {
+        const result = await this.#record(open.invoiceId, open.txid, await this.#read(open.txid))
+        this.#written(result.events)
+      } catch (err) {
+        failure ??= err
+      }
     }
     this.#written(await this.#store.invoices.expireDue())
+    await this.#store.invoices.pruneExpired(this.#retentionMs)
+    if (failure !== undefined) throw failure
   }
 
-  /** Hands undelivered transitions to the app's handlers, at least once each; resolves once none is left. */
+  /** Invoices open to payment now: what the anonymous ones are capped by. */
+  countOpenInvoices (): Promise<number> {
+    return this.#store.invoices.countOpen()
+  }
+
+  /** Hands undelivered transitions to the app's handlers, at least once each; resolves once none is due. */
   deliver (): Promise<void> {
+    if (this.#closed) return Promise.resolve()
     this.#delivering ??= this.#deliverAll().finally(() => { this.#delivering = undefined })
     return this.#delivering
   }
 
+  /** Stops delivering to the handlers; what is left is delivered after the next start. */
+  async close (): Promise<void> {
+    this.#closed = true
+    this.#timers.clearTimeout(this.#deliveryTimer)
+    this.#deliveryTimer = undefined
+    await this.#delivering?.catch(() => {})
+  }
+
   async #deliverAll (): Promise<void> {
-    for (;;) {
-      const claimed = await this.#store.outbox.claim(APP_CONSUMER)
-      if (claimed.length === 0) return
-      for (const event of claimed) {
-        try {
-          // Handlers run in order; one that throws has the event offered again later.
-          for (const handler of this.listeners(event.type)) await (handler as (event: InvoiceEvent) => unknown)(event)
-          await this.#store.outbox.ack(APP_CONSUMER, event.id)
-        } catch {
-          await this.#store.outbox.retryLater(APP_CONSUMER, event.id, 5000)
+    this.#timers.clearTimeout(this.#deliveryTimer)
+    this.#deliveryTimer = undefined
+    try {
+      for (;;) {
+        const claimed = await this.#store.outbox.claim(APP_CONSUMER)
+        if (claimed.length === 0) break
+        for (const event of claimed) {
+          try {
+            // Handlers run in order; one that throws has the event offered again later.
+            for (const handler of this.listeners(event.type)) await (handler as (event: InvoiceEvent) => unknown)(event)
+            await this.#store.outbox.ack(APP_CONSUMER, event.id)
+          } catch (err) {
+            const retryInMs = backoffDelayMs(event.attempts, { ...HANDLER_RETRY, random: this.#random })
+            this.#log?.warn({ event: event.idempotencyKey, type: event.type, attempts: event.attempts, retryInMs, err: { message: err instanceof Error ? err.message : String(err) } }, 'Payments: an app handler threw; the event is offered again later')
+            await this.#store.outbox.retryLater(APP_CONSUMER, event.id, retryInMs)
+          }
         }
       }
+    } finally {
+      await this.#armDelivery()
     }
+  }
+
+  /** Wakes the delivery when the next retry falls due, and at least every minute. */
+  async #armDelivery (): Promise<void> {
+    if (this.#closed) return
+    const due = await this.#store.outbox.nextDueAt(APP_CONSUMER).catch(() => undefined)
+    const sleepMs = due === undefined ? DELIVERY_POLL_MS : Math.min(Math.max(due - this.#clock(), 0), DELIVERY_POLL_MS)
+    if (this.#closed) return
+    this.#timers.clearTimeout(this.#deliveryTimer)
+    this.#deliveryTimer = this.#timers.setTimeout(() => { this.deliver().catch(() => {}) }, sleepMs)
   }
 
   #written (events: InvoiceEvent[]): void {
@@ -303,8 +390,22 @@ export class PaymentsService extends EventEmitter {
     return this.#crossCheck.backs(await this.#api(), transaction, invoice, invoice.id)
   }
 
-  /** The node's answer for `txid` (null when no node knows it) and the tip it was read at. */
-  async #read (txid: string): Promise<ChainRead> {
+  /**
+   * The node's answer for `txid` (null when no node knows it) and the tip it was read at. Callers
+   * asking for one txid at once share one node call (the front-end, the host's callback and the
+   * watcher often ask together). An answer is never kept past its call: a re-org, even one that
+   * leaves the height as it was, may have moved the transaction since.
+   */
+  #read (txid: string): Promise<ChainRead> {
+    let reading = this.#reading.get(txid)
+    if (reading === undefined) {
+      reading = this.#readFresh(txid).finally(() => this.#reading.delete(txid))
+      this.#reading.set(txid, reading)
+    }
+    return reading
+  }
+
+  async #readFresh (txid: string): Promise<ChainRead> {
     const api = await this.#api()
     let answer: unknown
     try {

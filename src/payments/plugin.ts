@@ -15,7 +15,9 @@ import { createPaymentStore, type PaymentStore } from './create-payment-store.js
 import { PaymentCrossCheck } from './cross-check.js'
 import { DEFAULT_CONSUMERS } from './invoice-store.js'
 import { registerPaymentMetrics } from './payment-metrics.js'
+import { PaymentSightings } from './payment-sightings.js'
 import { PaymentsService, invoiceView } from './payments-service.js'
+import { SightingReader } from './sighting-reader.js'
 import { ALWAYS_HELD, WatcherLease, type WatcherTurn } from './watcher-lease.js'
 import { WebhookDeliveryLog } from './webhook-deliveries.js'
 import { WEBHOOK_CONSUMER, WebhookSender } from './webhook-sender.js'
@@ -51,6 +53,8 @@ export default fp<PaymentsPluginOptions>(async (app, { now = Date.now, timers = 
     network: config.POCKETNET_NETWORK,
     // With webhooks on, each event also gets a row for the sender, in the transaction that makes it.
     consumers: webhooksOn ? [...DEFAULT_CONSUMERS, WEBHOOK_CONSUMER] : DEFAULT_CONSUMERS,
+    // An invoice made with `expiryWebhook: false` (tips, unless PAYMENT_TIP_EXPIRY_WEBHOOKS) expires without a webhook.
+    expiryOptional: [WEBHOOK_CONSUMER],
   })
   const sender = webhooksOn
     ? new WebhookSender({
@@ -73,7 +77,7 @@ export default fp<PaymentsPluginOptions>(async (app, { now = Date.now, timers = 
   }, event => {
     app.events.announce(`payment:${event.invoiceId}`, 'payment', { type: event.type, sequence: event.sequence, invoice: invoiceView(event.invoice) })
     sender?.wake()
-  }, crossCheck)
+  }, crossCheck, { clock: now, timers, random, log: app.log, retentionMs: config.PAYMENT_RETENTION_S * 1000 })
   app.decorate('payments', payments)
 
   // The watcher: the receiver is followed whether or not a stream follows it. On a server shared
@@ -81,7 +85,7 @@ export default fp<PaymentsPluginOptions>(async (app, { now = Date.now, timers = 
   // one process, always the holder (watcher-lease.ts).
   const receivers = [config.PAYMENT_ADDRESS]
   app.events.addInterest(() => receivers)
-  const failed = (err: Error): void => { app.log.warn(errorFields(err), 'Payments: a check on chain failed; the next block tries again') }
+  const failed = (err: Error): void => { app.log.warn(errorFields(err), 'Payments: a check on chain failed; it is tried again') }
   const turn: WatcherTurn = store.db.kind === 'embedded'
     ? ALWAYS_HELD
     : new WatcherLease({
@@ -95,19 +99,34 @@ export default fp<PaymentsPluginOptions>(async (app, { now = Date.now, timers = 
   // A restart reads the chain back from the last block whose payments were checked.
   const cursor = new ChainCursor(store.db, now)
   app.events.durableResume = () => cursor.read()
-  const watcher = new ChainWatcher(payments, turn, receivers, failed, block => cursor.note(block))
+  // Each payment the source reports is kept until its read succeeds (payment-sightings.ts).
+  const sightings = new PaymentSightings(store.db, now)
+  const reader = new SightingReader({ sightings, read: txid => payments.onPayment(txid), log: app.log, clock: now, timers, random })
+  const watcher = new ChainWatcher({
+    payments,
+    turn,
+    receivers,
+    sightings,
+    sighted: () => { reader.wake() },
+    failed,
+    onBlockHandled: block => cursor.note(block),
+  })
   app.events.onChainEvent(event => { watcher.onChainEvent(event) })
-  registerPaymentMetrics(app.metrics.registry, turn, sender === undefined ? undefined : { sender, outbox: store.outbox }, crossCheck)
+  registerPaymentMetrics(app.metrics.registry, turn, sender === undefined ? undefined : { sender, outbox: store.outbox }, crossCheck, { sightings, reader })
 
   app.addHook('onReady', async () => {
     await turn.start()
     payments.deliver().catch(failed)
+    // Sightings a crash left unread.
+    reader.wake()
     sender?.wake()
   })
   app.addHook('onClose', async () => {
     // No request left in flight, the re-check finished, the lease given up, then the database.
     await sender?.close()
     await watcher.close()
+    await reader.close()
+    await payments.close()
     await turn.close()
     await store.close()
   })

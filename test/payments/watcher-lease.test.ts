@@ -10,12 +10,14 @@ import type { BlockEvent } from '../../lib/events/chain-event.js'
 import pg from 'pg'
 import { ChainWatcher } from '../../src/payments/chain-watcher.js'
 import { createPaymentStore } from '../../src/payments/create-payment-store.js'
+import { PaymentSightings } from '../../src/payments/payment-sightings.js'
 import { PaymentsService } from '../../src/payments/payments-service.js'
 import { WATCHER_LEASE_NAME, WatcherLease } from '../../src/payments/watcher-lease.js'
 import { startApp } from '../helpers/build-app.js'
 import { manualClock, type ManualClock } from '../helpers/manual-clock.js'
 import { startEmulator } from '../helpers/start-emulator.js'
 import { startPostgres } from '../helpers/start-postgres.js'
+import { waitFor } from '../helpers/wait-for.js'
 import { MERCHANT } from './chain-transactions.js'
 
 const postgres = await startPostgres({ after })
@@ -24,19 +26,13 @@ const TTL_MS = 30_000
 
 type WithAfter = { after (fn: () => unknown): void }
 
-/** The service, counting the per-block work it does and the payment hints it is given. */
+/** The service, counting the per-block work it does. */
 class CountingPayments extends PaymentsService {
   readonly blocks: Array<number | undefined> = []
-  readonly hints: string[] = []
 
   override async onBlock (tipHeight?: number): Promise<void> {
     this.blocks.push(tipHeight)
     return super.onBlock(tipHeight)
-  }
-
-  /** Counted only: checking it would read the chain, and these tests have no node. */
-  override async onPayment (txid: string): Promise<void> {
-    this.hints.push(txid)
   }
 }
 
@@ -53,7 +49,9 @@ async function instance (t: WithAfter, url: string, clock: ManualClock, holder: 
   const payments = new CountingPayments(store, () => Promise.reject(new Error('no node in this test')), { receiver: MERCHANT, confirmations: 1, invoiceTtlS: 60 }, () => {})
   const failures: Error[] = []
   const lease: WatcherLease = new WatcherLease({ db: store.db, holder, ttlMs: TTL_MS, clock: now, timers, onTakeover: () => { watcher.recheck() }, onError: err => { failures.push(err as Error) } })
-  const watcher: ChainWatcher = new ChainWatcher(payments, lease, [MERCHANT], err => { failures.push(err) })
+  // Sightings are written, not read: reading them would ask the chain, and these tests have no node.
+  const sighted: number[] = []
+  const watcher: ChainWatcher = new ChainWatcher({ payments, turn: lease, receivers: [MERCHANT], sightings: new PaymentSightings(store.db, now), sighted: () => { sighted.push(clock.now()) }, failed: err => { failures.push(err) } })
   let closed = false
   const close = async () => {
     if (closed) return
@@ -63,7 +61,7 @@ async function instance (t: WithAfter, url: string, clock: ManualClock, holder: 
     await store.close()
   }
   t.after(close)
-  return { store, payments, lease, watcher, failures, close }
+  return { store, payments, lease, watcher, failures, sighted, close }
 }
 
 type Instance = Awaited<ReturnType<typeof instance>>
@@ -104,11 +102,14 @@ describe('the payments watcher lease', () => {
     await Promise.all([a.watcher.whenIdle(), b.watcher.whenIdle()])
     assert.deepEqual([a.payments.blocks, b.payments.blocks], [[10], []])
     assert.deepEqual((await b.store.invoices.listEvents(invoice.id)).map(event => event.type), ['expired'], 'expired by the holder')
-    // A payment to the receiver is checked by whichever instance hears of it: hints are idempotent.
+    // A payment to the receiver is recorded by whichever instance hears of it: recording it twice changes nothing.
     const paid = { kind: 'transaction', address: MERCHANT, txid: 'c'.repeat(64), nout: 0, amount: 5000, height: 10, blockHash: block(10).blockHash, time: 1_800_000_000 } as const
     b.watcher.onChainEvent(paid)
     b.watcher.onChainEvent({ ...paid, address: 'mvmQvHFvYB1a1CtkTrYaZdELk15d2sB86z', txid: 'd'.repeat(64) })
-    assert.deepEqual([a.payments.hints, b.payments.hints], [[], ['c'.repeat(64)]])
+    a.watcher.onChainEvent(paid)
+    await waitFor('both sightings written', () => a.sighted.length === 1 && b.sighted.length === 1)
+    const { rows } = await b.store.db.query<{ txid: string }>('SELECT txid FROM payment_sightings')
+    assert.deepEqual(rows.map(row => row.txid), ['c'.repeat(64)])
 
     await a.close()
     assert.equal(await leaseHolder(url), undefined, 'given up at close')

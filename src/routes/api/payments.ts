@@ -5,9 +5,13 @@
  * from its own routes: `await app.payments.createInvoice({ amount })`.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { HttpError, ParameterError } from '../../http/errors.js'
+import { HttpError, ParameterError, ServiceUnavailableError } from '../../http/errors.js'
+import { OpenInvoiceCount } from '../../payments/open-invoice-count.js'
 import type { PaymentsService } from '../../payments/payments-service.js'
 import { CallbackSchema, InvoiceSchema, InvoiceTransactionSchema, TipSchema } from '../../schemas/payments.js'
+
+/** How long a client refused for too many open invoices waits: about as long as one takes to be paid or to expire. */
+const TIPS_RETRY_AFTER_S = 60
 
 const paymentRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const payments = app.payments as PaymentsService
@@ -36,13 +40,17 @@ const paymentRoutes: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   if (app.config.PAYMENT_TIPS) {
-    const { PAYMENT_TIP_MIN_SAT: min, PAYMENT_TIP_MAX_SAT: max } = app.config
-    app.post('/payments/tips', { schema: TipSchema }, async (request, reply) => {
+    const { PAYMENT_TIP_MIN_SAT: min, PAYMENT_TIP_MAX_SAT: max, PAYMENT_TIPS_MAX_OPEN: maxOpen, PAYMENT_TIP_EXPIRY_WEBHOOKS: expiryWebhook } = app.config
+    // Anyone may ask for a tip: each client a few a minute, and all of them together no more
+    // invoices open at once than PAYMENT_TIPS_MAX_OPEN (each is a row, and a check per block).
+    const openInvoices = new OpenInvoiceCount(() => payments.countOpenInvoices())
+    app.post('/payments/tips', { schema: TipSchema, config: { rateLimit: { max: app.config.PAYMENT_TIP_RATE_LIMIT_MAX, timeWindow: 60_000 } } }, async (request, reply) => {
       const { amount } = request.body
       if (amount < min || amount > max) throw new ParameterError('body', 'amount', `must be from ${min} to ${max} satoshi (got ${amount})`)
+      if (await openInvoices.atLeast(maxOpen)) throw new ServiceUnavailableError(`Too many invoices are open (${maxOpen}); retry after ${TIPS_RETRY_AFTER_S} s`, TIPS_RETRY_AFTER_S)
       reply.header('cache-control', 'no-store')
       const checkout = request.body.checkout === true ? { description: 'Tip', callbackUrl: `${request.protocol}://${request.host}/api/payments/callback` } : undefined
-      return { message: 'Invoice created', data: await payments.createInvoice({ amount, metadata: { kind: 'tip' }, ...(checkout === undefined ? {} : { checkout }) }) }
+      return { message: 'Invoice created', data: await payments.createInvoice({ amount, metadata: { kind: 'tip' }, expiryWebhook, ...(checkout === undefined ? {} : { checkout }) }) }
     })
   }
 }
