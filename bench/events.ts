@@ -14,13 +14,17 @@
  * the service writes to them, keep-alives included, is part of what it costs.
  *
  * Knobs: BENCH_STREAMS (10000), BENCH_DURATION_S (5, for each requests/s measure).
+ *
+ * Each stream is a socket in this process and in the service: with too low an open-file limit
+ * (`ulimit -n`) the run stops before it starts, saying which limit to raise; whatever fails
+ * later, the service and the emulator are stopped before this process exits.
  */
 import { execFileSync } from 'node:child_process'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { connect, type Socket } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import { createEmulator } from '../devnode/server.js'
-import { load, startService, stop } from './harness.js'
+import { load, startService, stop, type Measured } from './harness.js'
 
 const STREAMS = Number(process.env.BENCH_STREAMS ?? 10_000)
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 5)
@@ -29,6 +33,37 @@ const BATCH = 500
 const rssKb = (pid: number): number => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0)
 const percentile = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? NaN
 
+/** One stream: when it got its first `block` frame after `armedAt`. */
+interface Stream { socket: Socket, blockAt: number | undefined, opened: boolean }
+interface Measures { rssBefore: number, rssAfter: number, alone: Measured, withStreams: Measured, got: number[], calls: string[] }
+
+/**
+ * Open files this process and the service (which inherits the limit) each need: a socket per
+ * stream, and room for the load's connections, the node's and the files a process keeps open.
+ */
+const OPEN_FILES_NEEDED = STREAMS + 1000
+
+/** The soft and hard limits on open files (`ulimit -n`, `ulimit -Hn`), from /proc. */
+function openFileLimits (): { soft: number, hard: number } {
+  const line = /^Max open files\s+(\S+)\s+(\S+)/m.exec(readFileSync('/proc/self/limits', 'utf8'))
+  const parse = (value: string | undefined): number => value === undefined || value === 'unlimited' ? Infinity : Number(value)
+  return { soft: parse(line?.[1]), hard: parse(line?.[2]) }
+}
+
+function openFileAdvice (): string {
+  const { soft, hard } = openFileLimits()
+  return `BENCH_STREAMS=${STREAMS} needs about ${OPEN_FILES_NEEDED} open files in this process and in the service, and the limit is ${soft}: ` +
+    `raise it with \`ulimit -n ${OPEN_FILES_NEEDED}\` in the shell that runs the benchmark${hard < OPEN_FILES_NEEDED ? ` (its hard limit, ${hard}, is lower too: raise that as root, or in /etc/security/limits.conf)` : ''}, or ask for fewer streams`
+}
+
+/** Refuses to start what could only die of EMFILE halfway, saying which limit to raise. */
+function checkOpenFileLimit (): void {
+  if (openFileLimits().soft >= OPEN_FILES_NEEDED) return
+  console.error(`bench:events: ${openFileAdvice()}`)
+  process.exit(2)
+}
+
+checkOpenFileLimit()
 execFileSync('npm', ['run', 'build'], { stdio: 'inherit' })
 const node = await createEmulator({ port: 0 })
 const { child: service, port } = await startService({
@@ -37,59 +72,71 @@ const { child: service, port } = await startService({
   RATE_LIMIT_MAX: '1000000000',
   EVENTS_MAX_STREAMS: String(STREAMS + 100),
   EVENTS_MAX_STREAMS_PER_CLIENT: String(STREAMS + 100),
+  // The service's own cap on connections, derived from its open-file limit unless set.
+  MAX_CONNECTIONS: String(STREAMS + 1000),
 })
-const pid = service.pid as number
-const base = `http://127.0.0.1:${port}`
-await load('warm-up', `${base}/api/nodeinfo`, 1)
-const alone = await load('cached GET /api/nodeinfo, no stream open', `${base}/api/nodeinfo`, DURATION_S)
-
-// Give the service a moment to settle, then take its memory before any stream.
-await new Promise(resolve => setTimeout(resolve, 1000))
-const rssBefore = rssKb(pid)
-
-/** One stream: when it got its first `block` frame after `armedAt`. */
-interface Stream { socket: Socket, blockAt: number | undefined, opened: boolean }
-let armedAt = Infinity
+// Whatever happens below (a socket error, an exception), the service does not outlive this run.
+process.once('exit', () => { if (service.exitCode === null) service.kill('SIGKILL') })
 const streams: Stream[] = []
-function open (): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const stream: Stream = { socket: connect(port, '127.0.0.1'), blockAt: undefined, opened: false }
-    streams.push(stream)
-    stream.socket.setEncoding('utf8')
-    stream.socket.on('connect', () => stream.socket.write('GET /api/events?topics=blocks HTTP/1.1\r\nHost: bench\r\n\r\n'))
-    stream.socket.on('data', (chunk: string) => {
-      if (!stream.opened && chunk.startsWith('HTTP/1.1 200')) {
-        stream.opened = true
-        // Read again only for the block: this process also runs the requests/s load, and its
-        // reading 10,000 streams' keep-alives would slow the load, not the service.
-        stream.socket.pause()
-        resolve()
-      }
-      if (stream.blockAt === undefined && performance.now() >= armedAt && chunk.includes('event: block')) stream.blockAt = performance.now()
+let measured: Measures
+try {
+  const pid = service.pid as number
+  const base = `http://127.0.0.1:${port}`
+  await load('warm-up', `${base}/api/nodeinfo`, 1)
+  const alone = await load('cached GET /api/nodeinfo, no stream open', `${base}/api/nodeinfo`, DURATION_S)
+
+  // Give the service a moment to settle, then take its memory before any stream.
+  await new Promise(resolve => setTimeout(resolve, 1000))
+  const rssBefore = rssKb(pid)
+
+  let armedAt = Infinity
+  function open (): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const stream: Stream = { socket: connect(port, '127.0.0.1'), blockAt: undefined, opened: false }
+      streams.push(stream)
+      stream.socket.setEncoding('utf8')
+      stream.socket.on('connect', () => stream.socket.write('GET /api/events?topics=blocks HTTP/1.1\r\nHost: bench\r\n\r\n'))
+      stream.socket.on('data', (chunk: string) => {
+        if (!stream.opened && chunk.startsWith('HTTP/1.1 200')) {
+          stream.opened = true
+          // Read again only for the block: this process also runs the requests/s load, and its
+          // reading 10,000 streams' keep-alives would slow the load, not the service.
+          stream.socket.pause()
+          resolve()
+        }
+        if (stream.blockAt === undefined && performance.now() >= armedAt && chunk.includes('event: block')) stream.blockAt = performance.now()
+      })
+      stream.socket.on('error', reject)
     })
-    stream.socket.on('error', reject)
-  })
+  }
+  for (let i = 0; i < STREAMS; i += BATCH) await Promise.all(Array.from({ length: Math.min(BATCH, STREAMS - i) }, open))
+  await new Promise(resolve => setTimeout(resolve, 2000))
+  const rssAfter = rssKb(pid)
+
+  const withStreams = await load(`cached GET /api/nodeinfo, ${STREAMS} streams open`, `${base}/api/nodeinfo`, DURATION_S)
+
+  for (const stream of streams) stream.socket.resume()
+  await new Promise(resolve => setTimeout(resolve, 1000))
+  node.clearCalls()
+  armedAt = performance.now()
+  node.mineBlock()
+  const deadline = armedAt + 60_000
+  while (streams.some(stream => stream.blockAt === undefined) && performance.now() < deadline) await new Promise(resolve => setTimeout(resolve, 10))
+  await new Promise(resolve => setTimeout(resolve, 500))
+  const got = streams.filter(stream => stream.blockAt !== undefined).map(stream => (stream.blockAt as number) - armedAt).sort((a, b) => a - b)
+  const calls = node.calls.map(call => call.method)
+
+  measured = { rssBefore, rssAfter, alone, withStreams, got, calls }
+} catch (error) {
+  console.error(`bench:events failed: ${(error as Error).message}${(error as NodeJS.ErrnoException).code === 'EMFILE' ? ` (out of open files: ${openFileAdvice()})` : ''}`)
+  process.exitCode = 1
+  throw error
+} finally {
+  for (const stream of streams) stream.socket.destroy()
+  await stop(service)
+  await node.close()
 }
-for (let i = 0; i < STREAMS; i += BATCH) await Promise.all(Array.from({ length: Math.min(BATCH, STREAMS - i) }, open))
-await new Promise(resolve => setTimeout(resolve, 2000))
-const rssAfter = rssKb(pid)
-
-const withStreams = await load(`cached GET /api/nodeinfo, ${STREAMS} streams open`, `${base}/api/nodeinfo`, DURATION_S)
-
-for (const stream of streams) stream.socket.resume()
-await new Promise(resolve => setTimeout(resolve, 1000))
-node.clearCalls()
-armedAt = performance.now()
-node.mineBlock()
-const deadline = armedAt + 60_000
-while (streams.some(stream => stream.blockAt === undefined) && performance.now() < deadline) await new Promise(resolve => setTimeout(resolve, 10))
-await new Promise(resolve => setTimeout(resolve, 500))
-const got = streams.filter(stream => stream.blockAt !== undefined).map(stream => (stream.blockAt as number) - armedAt).sort((a, b) => a - b)
-const calls = node.calls.map(call => call.method)
-
-for (const stream of streams) stream.socket.destroy()
-await stop(service)
-await node.close()
+const { rssBefore, rssAfter, alone, withStreams, got, calls } = measured
 
 const ratio = withStreams.requestsPerSecond / alone.requestsPerSecond
 const table = [
