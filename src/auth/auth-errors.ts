@@ -13,7 +13,7 @@ export const AUTH_ERROR_CODES = {
   AUTH_TOKEN_INVALID: 'The token is unknown, expired or revoked: sign in again.',
   AUTH_CHALLENGE_UNKNOWN: 'The signed challenge was not issued by this service, has expired, or was used already: ask for a new one.',
   AUTH_SIGNATURE_REPLAYED: 'This Signature header was accepted once already: each is accepted once.',
-  AUTH_TICKET_INVALID: 'The stream ticket is unknown, expired or used already: ask for a new one (POST /api/events/ticket).',
+  AUTH_TICKET_INVALID: 'The stream ticket is unknown, expired or used already, or its session has ended (sign-out): ask for a new one (POST /api/events/ticket).',
   ...SIGNATURE_ERROR_CODES,
 } as const
 

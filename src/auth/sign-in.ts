@@ -74,6 +74,22 @@ const BUSY: Record<BudgetScope, string> = {
 
 const sessionIdOf = (token: string): string => createHash('sha256').update(token).digest('base64url')
 
+/** What the store keeps of a stream ticket: whose it is, and the session it was issued in. */
+interface IssuedTicket {
+  address: string
+  sessionId?: string
+}
+
+/** A stored ticket; undefined for one this version cannot read (an earlier one's): refused, the client asks for another. */
+function parseTicket (stored: string): IssuedTicket | undefined {
+  try {
+    const issued = JSON.parse(stored) as Partial<IssuedTicket> | null
+    return typeof issued?.address === 'string' ? { address: issued.address, ...(typeof issued.sessionId === 'string' ? { sessionId: issued.sessionId } : {}) } : undefined
+  } catch {
+    return undefined
+  }
+}
+
 export class SignIn {
   readonly #options: SignInOptions
   readonly #store: AuthStore
@@ -151,22 +167,28 @@ export class SignIn {
    * A stream ticket for `user`: what an EventSource, which cannot send an Authorization header,
    * puts in its URL instead of the token (routes/api/events.ts). Random, short-lived, used once,
    * and worth only the user's own notifications: a ticket that leaks in a log is of no use later.
+   * It is worth no more than its session: once the session ends (sign-out), so does the ticket.
    */
   async issueTicket (user: AuthUser, ttlMs: number): Promise<{ ticket: string, expiresAt: Date }> {
     const ticket = randomBytes(24).toString('base64url')
     const expiresAt = Math.min(this.#options.now() + ttlMs, user.expiresAt.getTime())
-    await this.#store.add('ticket', sessionIdOf(ticket), user.address, expiresAt)
+    const issued: IssuedTicket = { address: user.address, ...(user.sessionId === undefined ? {} : { sessionId: user.sessionId }) }
+    await this.#store.add('ticket', sessionIdOf(ticket), JSON.stringify(issued), expiresAt)
     return { ticket, expiresAt: new Date(expiresAt) }
   }
 
   /**
    * The address a stream ticket was issued for, using the ticket up.
-   * @throws AuthError AUTH_TICKET_INVALID (401) for a ticket unknown, expired or used
+   * @throws AuthError AUTH_TICKET_INVALID (401) for a ticket unknown, expired or used, or whose session ended
    */
   async redeemTicket (ticket: string): Promise<string> {
-    const address = CHALLENGE.test(ticket) ? await this.#store.take('ticket', sessionIdOf(ticket)) : undefined
-    if (address === undefined) throw new AuthError('route', 'AUTH_TICKET_INVALID', 'The stream ticket is unknown, expired or used already')
-    return address
+    const stored = CHALLENGE.test(ticket) ? await this.#store.take('ticket', sessionIdOf(ticket)) : undefined
+    const issued = stored === undefined ? undefined : parseTicket(stored)
+    // A session ended since (sign-out, or revoked) takes its tickets with it. A ticket of a
+    // Signature header has no session: it lives within the header's lifetime only.
+    const sessionOpen = issued?.sessionId === undefined || await this.#store.get('session', issued.sessionId) !== undefined
+    if (issued === undefined || !sessionOpen) throw new AuthError('route', 'AUTH_TICKET_INVALID', 'The stream ticket is unknown, expired or used already, or its session has ended')
+    return issued.address
   }
 
   async #userOfToken (authorization: string): Promise<AuthUser> {

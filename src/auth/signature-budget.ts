@@ -8,17 +8,17 @@
  * Shared fairly, so that one client or one network cannot spend everyone's checks: a check is
  * made only while the client, the client's network and the process each have one left. The
  * client is its rate-limit key (an IPv4 address, an IPv6 /64); its network the IPv4 /24 or IPv6
- * /48 around it, since whoever has one /64 usually has the 65,536 of a /48. Each is a token
- * bucket that holds one second's worth (at least one check): a client gets CLIENT_SHARE of the
- * budget, a network NETWORK_SHARE, the process all of it. So a flood from one network takes at
+ * /48 around it (http/client-network.ts), since whoever has one /64 usually has the 65,536 of a
+ * /48. Each is a token bucket that holds one second's worth (at least one check): a client gets
+ * CLIENT_SHARE of the budget, a network NETWORK_SHARE, the process all of it. So a flood from one network takes at
  * most a tenth of the checks, and the other networks share the rest; docs/sign-in.md has the sums.
  *
  * Buckets are kept for the MAX_TRACKED most recently seen clients and networks. One pushed out
  * comes back full: that favours only its owner, and the process's bucket still bounds the total.
  */
-import { normalizeIP } from '@fastify/rate-limit'
 import type { LRUCache } from 'lru-cache'
 import { growingLru } from '../growing-lru.js'
+import { networkOf } from '../http/client-network.js'
 
 /** A client's share of the budget per second (at least one check a second). */
 export const CLIENT_SHARE = 1 / 20
@@ -34,13 +34,6 @@ export interface BudgetRefusal {
   scope: BudgetScope
   /** Whole seconds until that bucket has a check again (at least 1). */
   retryAfterSeconds: number
-}
-
-/** The network of a rate-limit key: an IPv4 address's /24, an IPv6 /64's /48. */
-export function networkOf (client: string): string {
-  if (client.includes(':')) return `${normalizeIP(client, 48)}/48`
-  const lastDot = client.lastIndexOf('.')
-  return lastDot < 0 ? client : `${client.slice(0, lastDot)}.0/24`
 }
 
 class TokenBucket {

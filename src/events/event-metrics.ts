@@ -1,6 +1,6 @@
 /**
  * The live events' metrics, read from their own counts when Prometheus scrapes (no work per
- * event): open streams, events published by topic kind, sent, replayed, resyncs, slow clients
+ * event): open streams and waiting polls, events by topic kind, sent, replayed, resyncs, slow clients
  * dropped; the node socket's state, reconnects and the calls the ingest makes per kind; with
  * REDIS_URL, what the shared log took, found there already or could not take, and its holes;
  * whether this instance holds the ingest lease, how often it took or lost it, and how many
@@ -35,6 +35,7 @@ export interface LeaseReadings {
 
 export function registerEventMetrics (registry: Registry, hub: EventHub, streams: StreamRegistry, source: () => NodeEventSourceStats | undefined, shared?: SharedEventLog, lease?: LeaseReadings): void {
   new Gauge({ name: 'events_streams_open', help: 'Event streams open now (GET /api/events)', registers: [registry], collect () { this.set(streams.size) } }) // eslint-disable-line no-new
+  new Gauge({ name: 'events_polls_waiting', help: 'Long-polls waiting for an event now (GET /api/events/poll)', registers: [registry], collect () { this.set(streams.polls) } }) // eslint-disable-line no-new
   const published = new Counter({
     name: 'events_published_total',
     help: 'Events published, by topic kind (blocks, address, content, app, user, payment)',
@@ -48,8 +49,8 @@ export function registerEventMetrics (registry: Registry, hub: EventHub, streams
   countedFrom(registry, 'events_streams_opened_total', 'Event streams opened', () => streams.counts.opened)
   countedFrom(registry, 'events_sent_total', 'Events written to streams', () => streams.counts.eventsSent)
   countedFrom(registry, 'events_replayed_total', 'Events replayed to streams that reconnected', () => streams.counts.replayed)
-  countedFrom(registry, 'events_resyncs_total', 'Streams told to resync: what they missed was no longer kept', () => streams.counts.resyncs)
-  countedFrom(registry, 'events_dropped_slow_total', 'Streams dropped for leaving too much unread', () => streams.counts.droppedSlow)
+  countedFrom(registry, 'events_resyncs_total', 'Streams and polls told to resync: what they missed was no longer kept, or a stream fell further behind than that', () => streams.counts.resyncs)
+  countedFrom(registry, 'events_dropped_slow_total', 'Streams dropped, once each, because their client read too little: more than EVENTS_MAX_BUFFER_BYTES left unread, or nothing read for EVENTS_MAX_STALL_MS', () => streams.counts.droppedSlow)
   new Gauge({ name: 'events_node_socket_open', help: '1 while the node event source holds a node WebSocket', registers: [registry], collect () { this.set(source()?.socket === 'open' ? 1 : 0) } }) // eslint-disable-line no-new
   countedFrom(registry, 'events_node_socket_reconnects_total', 'Node WebSockets registered again after one was lost', () => source()?.reconnects ?? 0)
   const calls = new Counter({

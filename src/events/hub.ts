@@ -64,7 +64,7 @@ function kindOf (topic: Topic): string {
 const isFollowedTopic = (topic: Topic): boolean => topic.startsWith('address:') || topic.startsWith('user:') || topic.startsWith('content:')
 
 /** A `resync` event: the stream goes on from `id`, and what came before it must be read again. */
-const resyncEvent = (id: string, reason: string): StreamEvent => ({ id, topic: '', type: 'resync', data: { reason }, at: 0 })
+export const resyncEvent = (id: string, reason: string): StreamEvent => ({ id, topic: '', type: 'resync', data: { reason }, at: 0 })
 const NOT_KEPT = 'Some events after the last one seen are no longer kept: read the state again, then follow from here'
 const HOLE = 'Some events did not reach this server: read the state again, then follow from here'
 

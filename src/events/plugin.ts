@@ -44,7 +44,7 @@ const SHARED_CATCH_UP_MS = 1000
 export interface EventsPluginOptions {
   /** Milliseconds since the epoch (tests). */
   now?: (() => number) | undefined
-  /** Keep-alives, long-poll waits, the shared log's catch-up, the ingest lease and the interests' refresh (tests move them by hand). */
+  /** Keep-alives, long-poll waits, stalled streams, the shared log's catch-up, the ingest lease and the interests' refresh (tests move them by hand). */
   timers?: Timers | undefined
 }
 
@@ -56,7 +56,12 @@ export default fp<EventsPluginOptions>(async (app, { now = Date.now, timers = RE
     maxStreams: config.EVENTS_MAX_STREAMS,
     maxPerClient: config.EVENTS_MAX_STREAMS_PER_CLIENT,
     maxBufferBytes: config.EVENTS_MAX_BUFFER_BYTES,
+    maxStallMs: config.EVENTS_MAX_STALL_MS,
+    // A client further behind than a reconnect could catch up from is told to resync (at least the resync is held).
+    maxBacklog: Math.max(1, config.EVENTS_RETAIN),
     heartbeatMs: config.EVENTS_HEARTBEAT_MS,
+    maxPolls: config.EVENTS_MAX_POLLS,
+    maxPollsPerClient: config.EVENTS_MAX_POLLS_PER_CLIENT,
   }, timers)
   app.decorate('events', hub)
   app.decorate('eventStreams', streams)

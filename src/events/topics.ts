@@ -22,8 +22,9 @@ export type Topic = string
 
 /** The topics of `text`, in order, each once; or why not (the text of a 400). */
 export function parseTopics (text: string | undefined, network: PocketnetNetwork): Topic[] | { error: string } {
-  if (text === undefined || text.trim() === '') return { error: 'topics is required: blocks, address:<address>, content:<hash> or app:<channel>, comma-separated' }
-  const topics = [...new Set(text.split(',').map(each => each.trim()).filter(each => each !== ''))]
+  const topics = [...new Set((text ?? '').split(',').map(each => each.trim()).filter(each => each !== ''))]
+  // Commas alone (`topics=,,`) name no topic, as an empty value does.
+  if (topics.length === 0) return { error: 'topics is required: blocks, address:<address>, content:<hash> or app:<channel>, comma-separated' }
   if (topics.length > MAX_TOPICS) return { error: `At most ${MAX_TOPICS} topics per stream (got ${topics.length})` }
   for (const topic of topics) {
     const error = topicError(topic, network)

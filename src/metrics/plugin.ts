@@ -3,6 +3,7 @@
  * `app.metrics` for the plugins that count on their own (the RPC client, the fast path).
  */
 import { createHash, timingSafeEqual } from 'node:crypto'
+import type { ServerResponse } from 'node:http'
 import fp from 'fastify-plugin'
 import { mirroredByReplay } from '../fast-path/hook-ledger.js'
 import { HttpError } from '../http/errors.js'
@@ -29,13 +30,21 @@ export default fp<MetricsPluginOptions>(async (app, options) => {
   const { httpRequests, httpDuration, inFlight, registry } = metrics
   app.decorate('metrics', metrics)
 
+  // A request leaves the gauge when answered, or when its connection closes first: Fastify runs
+  // no onResponse for an answer its client cut short, such as an event stream it closed.
+  const served = new WeakSet<ServerResponse>()
+  const leaveInFlight = (response: ServerResponse): void => {
+    if (served.delete(response)) inFlight.value--
+  }
   // The fast path counts its answers in the same series (metrics.fastAnswerCounter).
-  app.addHook('onRequest', mirroredByReplay(function countInFlight (_request, _reply, done) {
+  app.addHook('onRequest', mirroredByReplay(function countInFlight (_request, reply, done) {
     inFlight.value++
+    served.add(reply.raw)
+    reply.raw.once('close', () => { leaveInFlight(reply.raw) })
     done()
   }))
   app.addHook('onResponse', mirroredByReplay(function countResponse (request, reply, done) {
-    inFlight.value--
+    leaveInFlight(reply.raw)
     // The route pattern, never the raw URL: one series per route, whatever clients send.
     const route = request.routeOptions.url ?? 'unmatched'
     httpRequests.inc(route, request.method, String(reply.statusCode))

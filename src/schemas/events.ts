@@ -35,7 +35,7 @@ const PolledEvent = Type.Object({ id: Type.String(), event: Type.String(), data:
 export const EventPollSchema = {
   tags: ['events'],
   summary: 'Live events by long-polling',
-  description: 'For transports that buffer whole answers: answers at once with the events after `since`, or waits for the next ones (at most EVENTS_POLL_WAIT_MS) and answers what came, possibly nothing. Ask again with `lastEventId`. `resync: true` says some events were no longer kept.',
+  description: 'For transports that buffer whole answers: answers at once with the events after `since`, or waits for the next ones (at most EVENTS_POLL_WAIT_MS) and answers what came, possibly nothing. Ask again with `lastEventId`. `resync: true` says some events were no longer kept. A poll that would wait past the client\'s share of waiting polls is a 429, past the server\'s a 503, each with Retry-After.',
   querystring: Type.Object({ topics: Topics, since: Type.Optional(EventId) }),
   response: {
     200: SuccessEnvelope(Type.Object({ events: Type.Array(PolledEvent), lastEventId: Type.String(), resync: Type.Boolean() }), {
@@ -44,6 +44,7 @@ export const EventPollSchema = {
     }),
     400: badRequest,
     429: tooManyRequests,
+    503: unavailable,
   },
 }
 

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { MAX_TRACKED, SignatureBudget, networkOf, type BudgetScope } from '../../src/auth/signature-budget.js'
+import { MAX_TRACKED, SignatureBudget, type BudgetScope } from '../../src/auth/signature-budget.js'
+import { networkOf } from '../../src/http/client-network.js'
 
 function clock (): { now: () => number, advance (ms: number): void } {
   let at = 1000

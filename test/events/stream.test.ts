@@ -29,6 +29,17 @@ async function service (t: WithAfter, env: Record<string, string> = {}, ingest =
 
 const named = (frames: SseFrame[], event: string): SseFrame[] => frames.filter(frame => frame.event === event)
 
+/** The answer to a stream that should be refused; a stream opened instead is closed at once, its body unread. */
+async function refusal (app: TestApp, path: string): Promise<{ status: number, body: any }> {
+  const controller = new AbortController()
+  const answer = await fetch(app.url + path, { signal: controller.signal })
+  if (answer.status === 200) {
+    controller.abort()
+    return { status: 200, body: undefined }
+  }
+  return { status: answer.status, body: await answer.json() }
+}
+
 /** Until the service's event source has reported the emulator's tip (it then follows new blocks). */
 async function following (app: TestApp, height: number): Promise<void> {
   const epoch = app.app.events.lastId.split('-')[0] as string
@@ -109,8 +120,8 @@ describe('the event stream', () => {
 
   it('refuses bad topics with a 400, and streams past the caps with a 503 and Retry-After', async (t) => {
     const { app } = await service(t, { EVENTS_MAX_STREAMS_PER_CLIENT: '2' }, false)
-    for (const [topics, error] of [['', /topics is required/], ['user:PX', /is not a topic/], ['address:nope', /address of the main network/], ['content:abc', /64 lowercase hex/], ['app:a b', /app:<channel>/], [Array.from({ length: 21 }, (_, i) => `app:c${i}`).join(','), /At most 20 topics/]] as const) {
-      const answer = await app.get(`/api/events?topics=${encodeURIComponent(topics)}`)
+    for (const [topics, error] of [['', /topics is required/], [',,', /topics is required/], [' , ', /topics is required/], ['user:PX', /is not a topic/], ['address:nope', /address of the main network/], ['content:abc', /64 lowercase hex/], ['app:a b', /app:<channel>/], [Array.from({ length: 21 }, (_, i) => `app:c${i}`).join(','), /At most 20 topics/]] as const) {
+      const answer = await refusal(app, `/api/events?topics=${encodeURIComponent(topics)}`)
       assert.equal(answer.status, 400, topics)
       assert.equal(answer.body.message, 'Invalid query parameter: topics')
       assert.match(answer.body.error, error)
@@ -173,6 +184,15 @@ describe('the event stream', () => {
     await bobStream.until('the block', frames => named(frames, 'block').length === 1)
     assert.equal(named(stream.frames, 'notification')[0]?.data.topic, `user:${addressOf(ALICE)}`)
     assert.deepEqual(named(bobStream.frames, 'notification'), [], 'bob never gets alice\'s')
+  })
+
+  it('refuses a ticket whose session was signed out since it was issued', async (t) => {
+    const { app } = await service(t, {}, false)
+    const alice = await signIn(app, { key: ALICE, issued: Date.now() })
+    const { ticket } = (await postJson(app, '/api/events/ticket', undefined, bearer(alice.token).headers)).body.data
+    assert.equal((await app.get('/api/auth/session', { method: 'DELETE', ...bearer(alice.token) })).status, 200)
+    const refused = await refusal(app, `/api/events?topics=blocks&ticket=${ticket}`)
+    assert.deepEqual([refused.status, refused.body?.code], [401, 'AUTH_TICKET_INVALID'])
   })
 
   it('refuses a ticket past EVENTS_TICKET_TTL_S, and a ticket on a server without sign-in', async (t) => {

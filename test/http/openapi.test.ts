@@ -17,7 +17,7 @@ describe('OpenAPI document', () => {
     assert.deepEqual(Object.keys(body.paths).sort(), [...api, '/healthz', '/readyz'])
     // The event stream's routes answer a stream or a long-poll, never a 404 or a node's 500.
     assert.deepEqual(Object.keys(body.paths['/api/events'].get.responses).sort(), ['200', '400', '401', '429', '503'])
-    assert.deepEqual(Object.keys(body.paths['/api/events/poll'].get.responses).sort(), ['200', '400', '429'])
+    assert.deepEqual(Object.keys(body.paths['/api/events/poll'].get.responses).sort(), ['200', '400', '429', '503'])
     for (const path of api.filter(each => !each.startsWith('/api/events'))) {
       const responses = body.paths[path].get.responses
       assert.deepEqual(Object.keys(responses).sort(), ['200', '400', '404', '429', '500', '503'], path)

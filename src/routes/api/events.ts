@@ -41,9 +41,10 @@ const eventRoutes: FastifyPluginAsyncTypebox = async (app) => {
     }
     const stream = eventStreams.open(app.clientKey(request.raw))
     stream.write(`retry: ${RETRY_MS}\n\n`)
-    // What was missed first (or a resync event), then the live events, each once.
+    // What was missed first (or a resync event), then the live events, each once: the stream
+    // holds them back until the replay is known, then writes them as the client reads.
     const following = await events.follow(topics, lastSeen(request, request.query.since), event => stream.send(event))
-    eventStreams.counts.replayed += following.replayed
+    stream.goLive(following.replayed)
     if (stream.closed) following.close()
     else stream.body.once('close', () => following.close())
     return reply
@@ -69,21 +70,31 @@ const eventRoutes: FastifyPluginAsyncTypebox = async (app) => {
       if (caught.push(event) === 1) wake?.()
     })
     const waitMs = app.config.EVENTS_POLL_WAIT_MS
-    if (caught.length === 0 && waitMs > 0 && !reply.raw.destroyed) {
-      await new Promise<void>(resolve => {
-        const done = (): void => {
-          timers.clearTimeout(timer)
-          reply.raw.off('close', done)
-          notWaiting()
-          resolve()
-        }
-        wake = () => setImmediate(done)
-        const timer = timers.setTimeout(done, waitMs)
-        reply.raw.once('close', done)
-        const notWaiting = eventStreams.waiting(done)
-      })
+    try {
+      if (caught.length === 0 && waitMs > 0 && !reply.raw.destroyed) {
+        await new Promise<void>((resolve, reject) => {
+          const done = (): void => {
+            timers.clearTimeout(timer)
+            reply.raw.off('close', done)
+            notWaiting()
+            resolve()
+          }
+          let notWaiting: () => void
+          try {
+            // Counted against the caps only while it waits: a poll answered at once holds nothing.
+            notWaiting = eventStreams.waiting(app.clientKey(request.raw), done)
+          } catch (refusal) {
+            reject(refusal)
+            return
+          }
+          wake = () => setImmediate(done)
+          const timer = timers.setTimeout(done, waitMs)
+          reply.raw.once('close', done)
+        })
+      }
+    } finally {
+      following.close()
     }
-    following.close()
     const found = caught.filter(event => event.type !== 'resync')
     if (found.length < caught.length) eventStreams.counts.resyncs++
     eventStreams.counts.replayed += following.replayed
