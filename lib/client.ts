@@ -12,7 +12,7 @@ import { search, type SearchParams, type SearchResult, type SearchType } from '.
 import { RPC_TABLE } from './methods/table.js'
 import type { TableRpc } from './methods/table-rpc.js'
 import { checkShape, forNodeVersion, tableParams, type TableMethod } from './methods/table-spec.js'
-import { NodePool, type NodeSnapshot, type RunOptions } from './node-pool.js'
+import { NodePool, type NodeSnapshot, type NodeTipReport, type RunOptions } from './node-pool.js'
 import { resolveOptions, type ClientOptions, type ResolvedOptions } from './options.js'
 import { SharedAnswers } from './redis/shared-answers.js'
 
@@ -92,6 +92,7 @@ export class PocketNetProxyApi {
 
   /** The highest block height {@link noteBlock} has seen. */
   #blockNoted = 0
+  readonly #tipListeners = new Set<(report: NodeTipReport) => void>()
 
   private constructor (options: ResolvedOptions) {
     this.#options = options
@@ -112,7 +113,7 @@ export class PocketNetProxyApi {
       height: () => this.#pool.bestHeight,
       ...(clock ? { perf: { now: clock } } : {}),
     })
-    this.#pool = new NodePool({ ...options, onNewBlock: height => this.noteBlock(height) })
+    this.#pool = new NodePool({ ...options, onNewBlock: height => this.noteBlock(height), onNodeTip: report => this.#heardTip(report) })
     const fromTable: Record<string, (params?: unknown, callOptions?: CallOptions) => Promise<unknown>> = {}
     for (const [name, method] of Object.entries(RPC_TABLE)) {
       fromTable[name] = (params, callOptions) => this.#callTable(name, method, params, callOptions)
@@ -168,6 +169,27 @@ export class PocketNetProxyApi {
     if (!Number.isSafeInteger(height) || height <= this.#blockNoted) return
     this.#blockNoted = height
     this.#cache.onNewBlock()
+  }
+
+  /**
+   * Calls `listener` with each node's report of its tip (height and hash), from the pool's probes
+   * and from any getnodeinfo called through this client: how a node event source learns, between
+   * two blocks, that a node's tip is no longer the block it followed (lib/events/). Returns the
+   * way to stop.
+   */
+  watchNodeTips (listener: (report: NodeTipReport) => void): () => void {
+    this.#tipListeners.add(listener)
+    return () => { this.#tipListeners.delete(listener) }
+  }
+
+  #heardTip (report: NodeTipReport): void {
+    for (const listener of this.#tipListeners) {
+      try {
+        listener(report)
+      } catch {
+        // A listener's bug must not fail the probe that carried the report.
+      }
+    }
   }
 
   /** The state of each node, for readiness checks and metrics. URLs included: keep them away from clients. */

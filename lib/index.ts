@@ -27,7 +27,7 @@ export type { SharedOutcome } from './redis/shared-answers.js'
 export type { ChainEvent, BlockEvent, ReorgEvent, TransactionEvent, NotificationEvent } from './events/chain-event.js'
 export { REAL_TIMERS, type Timers, type TimerHandle } from './timers.js'
 export { backoffDelayMs, type BackoffOptions } from './events/backoff.js'
-export type { NodeSnapshot, AttemptEvent, AttemptOutcome, OverloadEvent } from './node-pool.js'
+export type { NodeSnapshot, NodeTipReport, AttemptEvent, AttemptOutcome, OverloadEvent } from './node-pool.js'
 export type { OverloadReason } from './node-slots.js'
 export type { CircuitState } from './node-health.js'
 export type * from './methods/table-rpc.js'
@@ -49,7 +49,7 @@ export {
   isRpcClientError,
   type RpcErrorCode,
 } from './errors.js'
-export { createNodeEventSource, type NodeEventSource, type NodeEventSourceStats, type SocketState } from './events/node-event-source.js'
+export { createNodeEventSource, type NodeEventSource, type NodeEventSourceStats, type ReorgCause, type SocketState } from './events/node-event-source.js'
 export { EVENT_SOURCE_RANGES, DEFAULT_WATCH_ADDRESS, type NodeEventSourceOptions, type EventSourceClient } from './events/source-options.js'
 export { NodeEventError, EVENT_ERROR_CODES, type EventErrorCode } from './events/errors.js'
 export { SATOSHI_PER_PKOIN, MAX_FLOAT_PKOIN, pkoinToSatoshi, satoshiFromString, formatPkoin, satoshiToPkoinNumber, isSatoshi } from './payments/satoshi.js'

@@ -49,6 +49,7 @@ export class NodeHealth {
   #consecutiveFailures = 0
   #retryAt = 0
   #height: number | undefined
+  #blockHash: string | undefined
   #version: string | undefined
   #lastError: string | undefined
   readonly #policy: HealthPolicy
@@ -69,14 +70,17 @@ export class NodeHealth {
   get retryAt (): number { return this.#retryAt }
   /** Its latest report of its chain height. */
   get height (): number | undefined { return this.#height }
+  /** The hash of the block at that height, as it reported it (undefined when it gave none we could read). */
+  get blockHash (): string | undefined { return this.#blockHash }
   get version (): string | undefined { return this.#version }
   /** What the last failure was, in our words (an error code), never the node's own text. */
   get lastError (): string | undefined { return this.#lastError }
 
   /** What the node said of itself (getnodeinfo): its latest word replaces the last, lower or not. */
-  noteReport (version: string, height: number): void {
+  noteReport (version: string, height: number, blockHash?: string): void {
     this.#version = version
     this.#height = height
+    this.#blockHash = blockHash
   }
 
   /** An open circuit's cooldown ended: one probe goes (half-open), whose outcome closes or reopens it. */

@@ -3,7 +3,7 @@
  * one deadline per call.
  *
  * - Health: every node is probed with getnodeinfo at start and every `probeIntervalMs`
- *   (jittered), which records latency, height and version.
+ *   (jittered), which records latency, height, tip hash and version (`onNodeTip` hears each report).
  * - Chain tip: the height the answering nodes agree on (chain-tip.ts), never one node's word, so
  *   that a node lying about its height takes no traffic by it.
  * - Selection: among usable nodes (circuit closed, within `maxLagBlocks` of the agreed tip) that
@@ -45,6 +45,8 @@ export interface NodeSnapshot {
   chain: ChainStanding
   version: string | undefined
   height: number | undefined
+  /** The hash of its tip, as its latest getnodeinfo gave it. */
+  blockHash: string | undefined
   latencyMs: number | undefined
   errorRate: number
   consecutiveFailures: number
@@ -56,6 +58,15 @@ export interface NodeSnapshot {
   concurrencyLimit: number
   /** Calls waiting for a slot on it. */
   queued: number
+}
+
+/** What one node said of its tip: a probe's getnodeinfo, or a caller's. */
+export interface NodeTipReport {
+  /** "node 2" */
+  node: string
+  height: number
+  /** Lowercase hex; undefined when the node gave no 64-hex hash. */
+  blockHash: string | undefined
 }
 
 export type AttemptOutcome = 'ok' | 'rpc-error' | 'transport' | 'timeout' | 'cancelled'
@@ -98,6 +109,8 @@ export interface PoolOptions {
   onOverload?: ((event: OverloadEvent) => void) | undefined
   /** Called when the agreed chain height grows. */
   onNewBlock?: ((height: number) => void) | undefined
+  /** Called with each node's report of its tip, once the pool has taken it into account. Must not throw. */
+  onNodeTip?: ((report: NodeTipReport) => void) | undefined
 }
 
 export interface RunOptions {
@@ -472,8 +485,10 @@ export class NodePool {
 
   /** Records what a node said of itself (from a probe or a caller's getnodeinfo), and notices new blocks. */
   noteNodeInfo (node: PoolNode, info: NodeInfo): void {
-    node.health.noteReport(info.version, info.lastblock.height)
+    const hash = typeof info.lastblock.hash === 'string' && /^[0-9a-f]{64}$/i.test(info.lastblock.hash) ? info.lastblock.hash.toLowerCase() : undefined
+    node.health.noteReport(info.version, info.lastblock.height, hash)
     this.#updateTip()
+    this.#options.onNodeTip?.({ node: node.transport.name, height: info.lastblock.height, blockHash: hash })
   }
 
   snapshot (): NodeSnapshot[] {
@@ -488,6 +503,7 @@ export class NodePool {
         chain,
         version: health.version,
         height: health.height,
+        blockHash: health.blockHash,
         latencyMs: health.latencyMs === undefined ? undefined : Math.round(health.latencyMs * 10) / 10,
         errorRate: Math.round(health.errorRate * 1000) / 1000,
         consecutiveFailures: health.consecutiveFailures,

@@ -10,6 +10,7 @@ export const EVENT_ERROR_CODES = {
   EVENTS_ERR_CATCH_UP: 'Reading blocks or their notifications failed; nothing was reported for them yet, and the read is retried.',
   EVENTS_ERR_GAP: 'More blocks were missed than maxCatchUpBlocks allows reading back: the oldest were skipped (their heights are on the error).',
   EVENTS_ERR_LISTENER: 'A listener (onEvent, addressesOfInterest …) threw; the source went on.',
+  EVENTS_ERR_OFF_CHAIN: 'The chain followed is not the node\'s from some height (a re-org, the block resumed from not on the node\'s chain, a node reporting another tip): reported as `reorg`, and the blocks read again from where the chains agree.',
 } as const
 
 export type EventErrorCode = keyof typeof EVENT_ERROR_CODES

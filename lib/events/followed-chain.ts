@@ -3,7 +3,8 @@
  * node's view of the same heights (a `getlastblocks` answer) compares with it:
  * - `linked`: the node's chain goes through the last block reported; the blocks above it are new;
  * - `forked`: a height reported earlier has another hash now (a re-org) — the lowest such height
- *   within what the answer and the memory cover, and whether it may go deeper than the answer;
+ *   within what the answer and the memory cover (the source reads further down to see whether it
+ *   goes deeper);
  * - `unreached`: the answer does not reach down to the last height reported (more blocks are needed);
  * - `behind`: the node has not reached the last height reported, and agrees below it.
  *
@@ -27,7 +28,7 @@ export interface ChainTip {
 
 export type Comparison =
   | { kind: 'linked', fresh: BlockRef[] }
-  | { kind: 'forked', height: number, oldBlockHash: string, newBlockHash: string, deeper: boolean }
+  | { kind: 'forked', height: number, oldBlockHash: string, newBlockHash: string }
   | { kind: 'unreached', nodeTip: number }
   | { kind: 'behind' }
 
@@ -35,6 +36,7 @@ export class FollowedChain {
   readonly #capacity: number
   readonly #hashes = new Map<number, string>()
   #tip: ChainTip | undefined
+  #changes = 0
 
   /** `capacity`: how many recent heights to remember (how deep a re-org can be told apart). */
   constructor (capacity: number) {
@@ -43,6 +45,11 @@ export class FollowedChain {
 
   get tip (): ChainTip | undefined {
     return this.#tip
+  }
+
+  /** How many times the tip has changed: a node's word given since then is about this tip. */
+  get changes (): number {
+    return this.#changes
   }
 
   /** The hash reported for `height`, while it is remembered. */
@@ -58,6 +65,7 @@ export class FollowedChain {
   /** Starts over from `tip` (a resume point, or the height after a skip), forgetting the rest. */
   reset (tip: ChainTip): void {
     this.#hashes.clear()
+    this.#changes++
     this.#tip = { ...tip }
     if (tip.blockHash !== undefined) this.#hashes.set(tip.height, tip.blockHash)
   }
@@ -67,6 +75,7 @@ export class FollowedChain {
     if (this.#tip !== undefined && block.height !== this.#tip.height + 1) throw new RangeError(`block ${block.height} does not follow ${this.#tip.height}`)
     this.#hashes.set(block.height, block.blockHash)
     this.#hashes.delete(block.height - this.#capacity)
+    this.#changes++
     this.#tip = { height: block.height, blockHash: block.blockHash }
   }
 
@@ -75,6 +84,7 @@ export class FollowedChain {
     const tip = this.#tip
     if (tip === undefined || height > tip.height) return
     for (let each = height; each <= tip.height; each++) this.#hashes.delete(each)
+    this.#changes++
     this.#tip = { height: height - 1, blockHash: this.#hashes.get(height - 1) }
   }
 
@@ -97,8 +107,7 @@ export class FollowedChain {
       if (block.height > tip.height) break
       const reported = this.#hashes.get(block.height)
       if (reported === undefined || reported === block.blockHash) continue
-      const deeper = block.height === first.height && this.#hashes.has(block.height - 1)
-      return { kind: 'forked', height: block.height, oldBlockHash: reported, newBlockHash: block.blockHash, deeper }
+      return { kind: 'forked', height: block.height, oldBlockHash: reported, newBlockHash: block.blockHash }
     }
     if (last.height < tip.height) return { kind: 'behind' }
     // Without the last reported height in the answer nothing shows the new blocks descend from it.

@@ -10,21 +10,24 @@
  * - Any gap (a dropped socket, a node switch, a restart with `resumeFrom`) is read back from the
  *   last block reported, in order, up to `maxCatchUpBlocks`; a block is reported once, with its
  *   events, and only after everything about it was read.
- * - A height whose hash changed is reported as `reorg`, then the new blocks.
+ * - A height whose hash changed is reported as `reorg`, then the new blocks. So is a chain followed
+ *   that is not the node's: a block resumed from that the node's chain does not hold, or a node's
+ *   getnodeinfo (the pool's probes) giving another tip hash at a height followed, which is how a
+ *   re-org that leaves the height unchanged, announced by no node, is seen at once.
  * - Without a socket (no node accepts one, a proxy in front) the source polls; it never stops.
  */
 import type { ChainEvent } from './chain-event.js'
 import { backoffDelayMs } from './backoff.js'
 import { blockActivity, type Interest } from './block-notifications.js'
 import { NodeEventError } from './errors.js'
-import { FollowedChain, type BlockRef, type Comparison } from './followed-chain.js'
+import { FollowedChain, type BlockRef } from './followed-chain.js'
 import type { AnnouncedBlock } from './node-messages.js'
 import { NodeSocket } from './node-socket.js'
 import { resolveSourceOptions, type NodeEventSourceOptions, type ResolvedSourceOptions } from './source-options.js'
 import { blockHash, wholeNumber } from './wire-values.js'
 import { reportedWebSocketPort, webSocketUrl } from './web-socket-url.js'
 import type { TimerHandle } from '../timers.js'
-import type { NodeSnapshot } from '../node-pool.js'
+import type { NodeSnapshot, NodeTipReport } from '../node-pool.js'
 
 export type SocketState = 'connecting' | 'open' | 'down' | 'closed'
 
@@ -58,6 +61,26 @@ export interface NodeEventSourceStats {
   skippedBlocks: number
   /** Messages and answer entries skipped for want of the protocol's fields. */
   badMessages: number
+  /** Re-orgs reported, by what showed them. */
+  reorgsFound: Record<ReorgCause, number>
+}
+
+/**
+ * What showed a re-org: `resume`, the block resumed from is not on the node's chain (found at the
+ * start); `node-report`, a node's getnodeinfo gave another tip than the chain followed (a re-org
+ * that left the height unchanged, or a chain that now ends lower); `new-blocks`, reading new
+ * blocks showed a height whose hash changed.
+ */
+export type ReorgCause = 'resume' | 'node-report' | 'new-blocks'
+
+/** Where a re-org's walk back stopped: a block both chains hold, the first block this run reported, or the catch-up bound. */
+type ReorgBottom = 'agreed' | 'first-reported' | 'bound'
+
+/** A height whose block is not the one followed: its new hash, none when the node's chain ends below it. */
+interface Mismatch {
+  height: number
+  oldBlockHash: string
+  newBlockHash: string | undefined
 }
 
 export interface NodeEventSource {
@@ -100,6 +123,7 @@ class ChainFollower implements NodeEventSource {
     emitted: { block: 0, reorg: 0, transaction: 0, notification: 0 },
     skippedBlocks: 0,
     badMessages: 0,
+    reorgsFound: { resume: 0, 'node-report': 0, 'new-blocks': 0 },
   }
 
   #closed = false
@@ -117,11 +141,25 @@ class ChainFollower implements NodeEventSource {
   #target: number | undefined
   #syncing = false
   #syncAgain = false
+  /** The block followed is the one resumed from, and no node has shown it on its chain yet. */
+  #resumed: boolean
+  /**
+   * The lowest height this run reported (it started at the tip): nothing below it can have changed
+   * for the consumer. Undefined after resumeFrom: a previous run reported the blocks below.
+   */
+  #reportedFrom: number | undefined
+  /** Each node's last word on its tip, with the chain's change count when it came. */
+  readonly #reports = new Map<string, { height: number, atChange: number }>()
+  /** A node's word contradicted the chain followed: the next read is about it. */
+  #suspect: ReorgCause | undefined
+  readonly #unwatch: (() => void) | undefined
 
   constructor (options: ResolvedSourceOptions) {
     this.#options = options
     this.#chain = new FollowedChain(Math.max(options.maxCatchUpBlocks, MAX_BLOCKS_PER_CALL) + 1)
     if (options.resumeFrom !== undefined) this.#chain.reset(options.resumeFrom)
+    this.#resumed = options.resumeFrom !== undefined
+    this.#unwatch = options.api.watchNodeTips?.(report => this.#onNodeTip(report))
     this.#startPolling()
     this.#requestSync()
     this.#connectSoon()
@@ -138,6 +176,7 @@ class ChainFollower implements NodeEventSource {
       blockHash: tip?.blockHash,
       ...this.#counts,
       emitted: { ...this.#counts.emitted },
+      reorgsFound: { ...this.#counts.reorgsFound },
     }
   }
 
@@ -145,6 +184,7 @@ class ChainFollower implements NodeEventSource {
     if (this.#closed) return
     this.#closed = true
     this.#state = 'closed'
+    this.#unwatch?.()
     this.#abort.abort(new NodeEventError('EVENTS_ERR_CATCH_UP', 'The event source was closed'))
     const { timers } = this.#options
     for (const timer of [this.#reconnectTimer, this.#pollTimer, this.#retryTimer]) timers.clearTimeout(timer)
@@ -177,8 +217,10 @@ class ChainFollower implements NodeEventSource {
     let port = this.#ports.get(node.url)
     if (port === undefined) {
       this.#counts.portLookups++
-      port = await reportedWebSocketPort(node.url, { node: node.name, timeoutMs: connectTimeoutMs, timers, signal: this.#abort.signal })
+      const reported = await reportedWebSocketPort(node.url, { node: node.name, timeoutMs: connectTimeoutMs, timers, signal: this.#abort.signal })
+      port = reported.port
       this.#ports.set(node.url, port)
+      if (reported.tip !== undefined) this.#onNodeTip({ node: node.name, ...reported.tip })
     }
     return webSocketUrl(node.url, port)
   }
@@ -273,6 +315,41 @@ class ChainFollower implements NodeEventSource {
     }
   }
 
+  /**
+   * A node's word on its tip (the pool's probes, any getnodeinfo through the client, the port
+   * look-up): another hash at a height followed, or every node's chain ending below the block
+   * followed, is a re-org the socket will never announce (docs/node-events.md, "Re-orgs"); read
+   * at once. A block the socket did not announce is read at once too.
+   */
+  #onNodeTip (report: NodeTipReport): void {
+    if (this.#closed) return
+    this.#reports.set(report.node, { height: report.height, atChange: this.#chain.changes })
+    const tip = this.#chain.tip
+    if (tip === undefined) return
+    const followed = report.blockHash === undefined ? undefined : this.#chain.hashAt(report.height)
+    if ((followed !== undefined && followed !== report.blockHash) || (report.height < tip.height && this.#nodesBelow(tip.height))) {
+      this.#suspect = 'node-report'
+      this.#requestSync()
+      return
+    }
+    const best = this.#options.api.bestHeight
+    if (best !== undefined && best > tip.height) this.#requestSync(best)
+  }
+
+  /**
+   * Whether every node answering now puts its tip below `height`: by its word given since the tip
+   * followed last changed (an older word may predate the block), or, for the block resumed from,
+   * by its latest. A node a block behind the one that announced the tip does not make it so.
+   */
+  #nodesBelow (height: number): boolean {
+    const present = this.#options.api.nodes().filter(node => node.circuit === 'closed' && node.height !== undefined)
+    return present.length > 0 && present.every(node => {
+      const report = this.#reports.get(node.name)
+      const said = this.#resumed ? node.height : report?.atChange === this.#chain.changes ? report.height : undefined
+      return said !== undefined && said < height
+    })
+  }
+
   #socketFailed (node: NodeSnapshot | undefined, err: NodeEventError): void {
     this.#counts.socketFailures++
     this.#failures++
@@ -348,6 +425,9 @@ class ChainFollower implements NodeEventSource {
       await this.#startAtTip()
       return
     }
+    // What asked for this read, should it find a re-org: a node's word, else the read itself.
+    const suspect = this.#suspect
+    this.#suspect = undefined
     // Each round reports blocks, goes back below a fork, or learns how far the chain goes; the
     // bound only stops two nodes on two forks from sending the read back and forth for ever.
     const rounds = Math.ceil(this.#options.maxCatchUpBlocks / (MAX_BLOCKS_PER_CALL - 2)) + 8
@@ -369,22 +449,29 @@ class ChainFollower implements NodeEventSource {
       }
       const comparison = this.#chain.compare(blocks)
       switch (comparison.kind) {
-        case 'behind':
+        case 'behind': {
+          // The node's chain ends below the block followed: it lags a block behind the node that
+          // announced it, or the block is not on its chain, which every node's word then says too.
+          const above = this.#aboveTheChain(blocks)
+          if (above !== undefined) {
+            await this.#reorg(above, blocks, this.#causeOf(suspect))
+            if (this.#reached()) return
+            continue
+          }
           if (target !== undefined && target > tip.height) throw this.#notYet(target)
           return
+        }
         case 'unreached':
           this.#target = Math.max(this.#target ?? 0, comparison.nodeTip)
           if (comparison.nodeTip - tip.height > this.#options.maxCatchUpBlocks) this.#skipTo(comparison.nodeTip - this.#options.maxCatchUpBlocks)
           continue
-        case 'forked': {
-          const read = await this.#reorg(comparison, blocks)
-          // What was read shows the blocks that replace the ones forgotten: reported at once.
-          const after = this.#chain.compare(read)
-          if (after.kind === 'linked') for (const block of after.fresh) await this.#reportBlock(block)
+        case 'forked':
+          await this.#reorg(comparison, blocks, this.#causeOf(suspect))
           if (this.#reached()) return
           continue
-        }
         case 'linked':
+          // The node's chain goes through the block followed.
+          this.#resumed = false
           // Nothing new although more was announced: the node answering is not there yet.
           if (comparison.fresh.length === 0 && !this.#reached()) throw this.#notYet(this.#target ?? tip.height)
           for (const block of comparison.fresh) await this.#reportBlock(block)
@@ -404,6 +491,7 @@ class ChainFollower implements NodeEventSource {
     const tip = (await this.#lastBlocks(1, -1)).at(-1)
     if (tip === undefined) throw this.#notYet(this.#target ?? 1)
     if (this.#closed) return
+    this.#reportedFrom = tip.height
     this.#chain.record(tip)
     this.#emit({ kind: 'block', height: tip.height, blockHash: tip.blockHash, time: tip.time })
     if (this.#target !== undefined && this.#target > tip.height) this.#syncAgain = true
@@ -414,35 +502,87 @@ class ChainFollower implements NodeEventSource {
     const from = (this.#chain.tip?.height ?? height) + 1
     this.#counts.skippedBlocks += height - from + 1
     this.#chain.reset({ height, blockHash: undefined })
+    this.#resumed = false
     this.#report(new NodeEventError('EVENTS_ERR_GAP', `Blocks ${from} to ${height} were missed and are more than maxCatchUpBlocks (${this.#options.maxCatchUpBlocks}): they are skipped`, { skipped: { fromHeight: from, toHeight: height } }))
   }
 
+  #causeOf (suspect: ReorgCause | undefined): ReorgCause {
+    return this.#resumed ? 'resume' : suspect ?? 'new-blocks'
+  }
+
   /**
-   * Finds the lowest height that changed (reading further down while the chains still part),
-   * reports it, and forgets it and what is above. Returns the node's blocks read on the way.
+   * The lowest block followed above the end of the node's chain (`blocks`, read up to its tip),
+   * when every node's word puts its tip below the block followed too; else undefined (a node
+   * lagging, or nothing followed known there).
    */
-  async #reorg (found: Extract<Comparison, { kind: 'forked' }>, blocks: BlockRef[]): Promise<BlockRef[]> {
+  #aboveTheChain (blocks: BlockRef[]): Mismatch | undefined {
+    const tip = this.#chain.tip
+    const end = blocks.at(-1)?.height
+    if (tip === undefined || end === undefined || !this.#nodesBelow(tip.height)) return undefined
+    const height = Math.max(end + 1, this.#chain.lowest ?? tip.height)
+    const oldBlockHash = this.#chain.hashAt(height)
+    return oldBlockHash === undefined ? undefined : { height, oldBlockHash, newBlockHash: undefined }
+  }
+
+  /**
+   * A re-org found at `found`: walks back to the highest block both chains hold (reading further
+   * down, doubling, while they still part), within maxCatchUpBlocks of the node's tip; reports
+   * `reorg` for the height above it and forgets that height and everything above; then reports
+   * the node's blocks read on the way. When no block the source knows is on the node's chain
+   * within that bound (it resumed from a block of another chain), the chains are taken to part at
+   * the bound, and everything above it is read again.
+   */
+  async #reorg (found: Mismatch, answer: BlockRef[], cause: ReorgCause): Promise<void> {
+    const nodeTip = (answer.at(-1) as BlockRef).height
+    const floor = Math.max(1, nodeTip - this.#options.maxCatchUpBlocks + 1)
+    const theirs = new Map(answer.map(block => [block.height, block]))
     let fork = found
-    let answer = blocks
+    /** Where the walk stopped: at a block both chains hold, below the first block reported, or at the bound. */
+    let bottom: ReorgBottom = 'bound'
     let probe = FORK_PROBE
-    while (fork.deeper && !this.#closed) {
-      const lowest = this.#chain.lowest ?? fork.height
-      const below = (answer[0] as BlockRef).height - 1
-      const count = Math.min(MAX_BLOCKS_PER_CALL, probe, below - lowest + 1)
-      if (count < 1) break
-      const more = (await this.#lastBlocks(count, below)).filter(block => block.height <= below)
-      if (more.length === 0) break
-      answer = [...more, ...answer]
-      const again = this.#chain.compare(answer)
-      if (again.kind !== 'forked') break
-      fork = again
-      probe *= 2
+    for (let height = found.height - 1; height >= floor && !this.#closed; height--) {
+      const ours = this.#chain.hashAt(height)
+      if (ours === undefined) {
+        // Below the first block this run reported (it started at the tip), nothing was reported
+        // that could have changed.
+        if (this.#reportedFrom !== undefined && height < this.#reportedFrom) bottom = 'first-reported'
+        break
+      }
+      if (!theirs.has(height)) {
+        const count = Math.min(MAX_BLOCKS_PER_CALL, probe, height - floor + 1)
+        for (const block of await this.#lastBlocks(count, height)) if (block.height <= height) theirs.set(block.height, block)
+        probe *= 2
+      }
+      const block = theirs.get(height)
+      if (block === undefined) break
+      if (block.blockHash === ours) {
+        bottom = 'agreed'
+        break
+      }
+      fork = { height, oldBlockHash: ours, newBlockHash: block.blockHash }
     }
-    if (this.#closed) return answer
-    this.#emit({ kind: 'reorg', height: fork.height, oldBlockHash: fork.oldBlockHash, newBlockHash: fork.newBlockHash })
-    this.#chain.truncate(fork.height)
-    this.#target = Math.max(this.#target ?? 0, (answer.at(-1) as BlockRef).height)
-    return answer
+    if (this.#closed) return
+    if (bottom !== 'bound') {
+      this.#chain.truncate(fork.height)
+    } else {
+      const height = Math.min(fork.height, floor)
+      if (!theirs.has(height) && height <= nodeTip) {
+        const upTo = Math.min(nodeTip, height + MAX_BLOCKS_PER_CALL - 1)
+        for (const block of await this.#lastBlocks(upTo - height + 1, upTo)) theirs.set(block.height, block)
+        if (this.#closed) return
+      }
+      fork = { height, oldBlockHash: this.#chain.hashAt(height) ?? fork.oldBlockHash, newBlockHash: theirs.get(height)?.blockHash }
+      this.#chain.reset({ height: height - 1, blockHash: undefined })
+    }
+    this.#resumed = false
+    this.#counts.reorgsFound[cause]++
+    this.#report(new NodeEventError('EVENTS_ERR_OFF_CHAIN', reorgMessage(found, fork, bottom, cause, nodeTip, this.#options.maxCatchUpBlocks)))
+    this.#emit({ kind: 'reorg', height: fork.height, oldBlockHash: fork.oldBlockHash, ...(fork.newBlockHash === undefined ? {} : { newBlockHash: fork.newBlockHash }) })
+    // Heights announced above the end of a chain that got shorter were the old chain's.
+    this.#target = found.newBlockHash === undefined ? nodeTip : Math.max(this.#target ?? 0, nodeTip)
+    // What was read shows the blocks that replace the ones forgotten: reported at once.
+    const after = this.#chain.compare(runFrom(theirs, theirs.has(fork.height - 1) ? fork.height - 1 : fork.height))
+    if (after.kind === 'linked') for (const block of after.fresh) await this.#reportBlock(block)
   }
 
   /** Reads what `block` carried for the addresses and posts of interest, then reports it all. */
@@ -530,4 +670,23 @@ class ChainFollower implements NodeEventSource {
       // A logger that throws must not stop the source.
     }
   }
+}
+
+/** The blocks of `blocks` from `height` up, up to the first missing height. */
+function runFrom (blocks: ReadonlyMap<number, BlockRef>, height: number): BlockRef[] {
+  const run: BlockRef[] = []
+  for (let next = height; blocks.has(next); next++) run.push(blocks.get(next) as BlockRef)
+  return run
+}
+
+/** The warn line for a re-org: what showed it, and from where the chain is read again. */
+function reorgMessage (found: Mismatch, fork: Mismatch, bottom: ReorgBottom, cause: ReorgCause, nodeTip: number, maxCatchUpBlocks: number): string {
+  const what = found.newBlockHash === undefined
+    ? `the node's chain ends at ${nodeTip}, below block ${found.height} (${found.oldBlockHash})`
+    : `block ${found.height} is ${found.newBlockHash} on the node's chain, not ${found.oldBlockHash}`
+  const by = cause === 'resume' ? 'The block resumed from is not on the node\'s chain' : cause === 'node-report' ? 'A node reports another tip than the chain followed' : 'A block followed changed'
+  const where = bottom === 'agreed'
+    ? `the chains agree below ${fork.height}`
+    : bottom === 'first-reported' ? 'the first block reported' : `no block followed is on the node's chain within maxCatchUpBlocks (${maxCatchUpBlocks}) of its tip`
+  return `${by}: ${what}. Reported as a re-org from ${fork.height} (${where}); the blocks from there are read again`
 }

@@ -3,7 +3,7 @@
  * timings, each with a default and an accepted range ({@link EVENT_SOURCE_RANGES}).
  */
 import type { CallOptions } from '../client.js'
-import type { NodeSnapshot } from '../node-pool.js'
+import type { NodeSnapshot, NodeTipReport } from '../node-pool.js'
 import { REAL_TIMERS, type Timers } from '../timers.js'
 import type { ChainEvent } from './chain-event.js'
 import type { NodeEventError } from './errors.js'
@@ -13,6 +13,11 @@ export interface EventSourceClient {
   nodes (): NodeSnapshot[]
   readonly bestHeight: number | undefined
   callRaw (method: string, params?: unknown[], options?: CallOptions): Promise<unknown>
+  /**
+   * Each node's word on its tip (the pool's probes): how a re-org that leaves the height unchanged,
+   * which no node announces, is seen at once. Without it, such a re-org shows at the next block.
+   */
+  watchNodeTips? (listener: (report: NodeTipReport) => void): () => void
 }
 
 export interface NodeEventSourceOptions {

@@ -5,7 +5,7 @@
  */
 import type { Timers } from '../timers.js'
 import { NodeEventError } from './errors.js'
-import { wholeNumber } from './wire-values.js'
+import { blockHash, wholeNumber } from './wire-values.js'
 
 /** The WebSocket URL of the node at `nodeUrl` (an RPC base URL, as in the client's `nodes`), given its port. */
 export function webSocketUrl (nodeUrl: string, port: number): string {
@@ -22,11 +22,17 @@ export interface PortLookup {
   signal?: AbortSignal
 }
 
+/** What a node's getnodeinfo says that the source uses: its WebSocket port, and its tip (when it gave one readable). */
+export interface ReportedSocket {
+  port: number
+  tip: { height: number, blockHash: string } | undefined
+}
+
 /**
  * Asks the node itself (not the pool: another node would give its own) for its WebSocket port.
  * @throws EVENTS_ERR_SOCKET when the node does not answer in time or reports no port
  */
-export async function reportedWebSocketPort (nodeUrl: string, lookup: PortLookup): Promise<number> {
+export async function reportedWebSocketPort (nodeUrl: string, lookup: PortLookup): Promise<ReportedSocket> {
   const parsed = new URL(nodeUrl)
   // As the client's transport: a bare base URL means the public path.
   if (parsed.pathname === '/') parsed.pathname = '/public/'
@@ -48,10 +54,12 @@ export async function reportedWebSocketPort (nodeUrl: string, lookup: PortLookup
   } finally {
     lookup.timers.clearTimeout(timer)
   }
-  const ports = (body as { result?: { ports?: { wss?: unknown } } } | null)?.result?.ports
-  const port = wholeNumber(ports?.wss)
+  const result = (body as { result?: { ports?: { wss?: unknown }, lastblock?: { height?: unknown, hash?: unknown } } } | null)?.result
+  const port = wholeNumber(result?.ports?.wss)
   if (port === undefined || port < 1 || port > 65_535) {
     throw new NodeEventError('EVENTS_ERR_SOCKET', `${lookup.node} reports no WebSocket port in getnodeinfo`, { node: lookup.node })
   }
-  return port
+  const height = wholeNumber(result?.lastblock?.height)
+  const hash = blockHash(result?.lastblock?.hash)
+  return { port, tip: height === undefined || hash === undefined ? undefined : { height, blockHash: hash } }
 }

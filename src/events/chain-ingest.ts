@@ -29,17 +29,19 @@ export interface ChainIngestOptions {
 
 type Counter = 'socketsOpened' | 'reconnects' | 'socketFailures' | 'blockCalls' | 'notificationCalls' | 'portLookups' | 'skippedBlocks' | 'badMessages'
 const COUNTERS: Counter[] = ['socketsOpened', 'reconnects', 'socketFailures', 'blockCalls', 'notificationCalls', 'portLookups', 'skippedBlocks', 'badMessages']
-type Counts = Pick<NodeEventSourceStats, Counter | 'emitted'>
+type Counts = Pick<NodeEventSourceStats, Counter | 'emitted' | 'reorgsFound'>
 
 const noCounts = (): Counts => ({
   ...Object.fromEntries(COUNTERS.map(counter => [counter, 0])) as Record<Counter, number>,
   emitted: { block: 0, reorg: 0, transaction: 0, notification: 0 },
+  reorgsFound: { resume: 0, 'node-report': 0, 'new-blocks': 0 },
 })
 
 /** Adds `more`'s counters to `into`'s. */
 function addUp (into: Counts, more: Counts): void {
   for (const counter of COUNTERS) into[counter] += more[counter]
   for (const kind of Object.keys(more.emitted) as Array<keyof Counts['emitted']>) into.emitted[kind] += more.emitted[kind]
+  for (const cause of Object.keys(more.reorgsFound) as Array<keyof Counts['reorgsFound']>) into.reorgsFound[cause] += more.reorgsFound[cause]
 }
 
 export class ChainIngest {

@@ -1,7 +1,8 @@
 /**
  * The live events' metrics, read from their own counts when Prometheus scrapes (no work per
  * event): open streams and waiting polls, events by topic kind, sent, replayed, resyncs, slow clients
- * dropped; the node socket's state, reconnects and the calls the ingest makes per kind; with
+ * dropped; the node socket's state, reconnects and the calls the ingest makes per kind; the
+ * re-orgs the ingest reported, by what showed them (a chain not the node's is one); with
  * REDIS_URL, what the shared log took, found there already or could not take, and its holes;
  * whether this instance holds the ingest lease, how often it took or lost it, and how many
  * addresses and posts it follows for the other instances.
@@ -65,6 +66,18 @@ export function registerEventMetrics (registry: Registry, hub: EventHub, streams
       calls.inc({ method: 'getlastblocks' }, stats.blockCalls)
       calls.inc({ method: 'getnotifications' }, stats.notificationCalls)
       calls.inc({ method: 'getnodeinfo' }, stats.portLookups)
+    },
+  })
+  const reorgs = new Counter({
+    name: 'events_chain_reorgs_total',
+    help: 'Re-orgs the ingest reported, by what showed them: resume (the block it resumed from, such as the payments cursor, is not on the node\'s chain), node-report (a node\'s getnodeinfo gave another tip than the chain followed), new-blocks (reading new blocks)',
+    labelNames: ['found'],
+    registers: [registry],
+    collect () {
+      reorgs.reset()
+      const stats = source()
+      if (stats === undefined) return
+      for (const [found, count] of Object.entries(stats.reorgsFound)) reorgs.inc({ found }, count)
     },
   })
   if (lease !== undefined) {

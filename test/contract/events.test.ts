@@ -3,25 +3,26 @@
  * reports), a block staked live announced on it, and a block disconnected (`invalidateblock`)
  * then replaced, reported as a re-org. Real timers: the node makes the events; the waits only
  * wait for them, they bound nothing. The node announces a block only above the height a socket
- * was last told of, so a block that replaces the tip at the same height shows with the next one.
+ * was last told of, so a block that replaces the tip at the same height is not announced: the
+ * node's getnodeinfo (the pool's probes) shows it, or the next block does.
  */
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { PocketNetProxyApi, createNodeEventSource, type BlockEvent, type ChainEvent, type NodeEventError } from '../../lib/index.js'
+import { PocketNetProxyApi, createNodeEventSource, type BlockEvent, type ChainEvent, type ClientOptions, type NodeEventError } from '../../lib/index.js'
 import { waitFor } from '../helpers/wait-for.js'
-import { contractNode, privateRpc, publicRpc, stakeBlock } from './contract-node.js'
+import { bestBlock, contractNode, privateRpc, publicRpc, stakeBlock } from './contract-node.js'
 
 type WithAfter = { after (fn: () => unknown): void }
 
-async function follow (t: WithAfter) {
-  const api = await PocketNetProxyApi.create({ nodes: [contractNode.url], network: 'regtest', hedging: false })
+async function follow (t: WithAfter, client: ClientOptions = {}) {
+  const api = await PocketNetProxyApi.create({ nodes: [contractNode.url], network: 'regtest', hedging: false, ...client })
   t.after(() => api.close())
   const events: ChainEvent[] = []
   const errors: NodeEventError[] = []
   const source = createNodeEventSource({ api, onEvent: event => events.push(event), onError: err => errors.push(err) })
   t.after(() => source.close())
   await waitFor('the socket to register with the node', () => source.stats().socket === 'open' && !source.stats().catchingUp, 60_000)
-  return { events, errors, source }
+  return { api, events, errors, source }
 }
 
 const blocks = (events: ChainEvent[]): BlockEvent[] => events.filter((event): event is BlockEvent => event.kind === 'block')
@@ -58,6 +59,29 @@ describe('the node event source on a real node', () => {
     const after = blocks(events.slice(events.indexOf(reorg as ChainEvent) + 1))
     assert.deepEqual(after.map(event => event.height), [height, next], 'the block that replaced it, then the next, each once')
     assert.notEqual(after[0]?.blockHash, old.blockHash)
-    assert.deepEqual(errors, [])
+    assert.deepEqual(errors.map(err => err.code), ['EVENTS_ERR_OFF_CHAIN'], 'the re-org, said once')
+  })
+
+  it('reports a re-org that leaves the height unchanged as soon as the node\'s getnodeinfo shows it, with no block announced', async (t) => {
+    // No probe but the start's: the getnodeinfo below is the one that shows the change, as the
+    // pool's next probe would.
+    const { api, events, errors, source } = await follow(t, { probeIntervalMs: 3_600_000 })
+    const height = await stakeBlock()
+    await waitFor(`block ${height} to be reported`, () => blocks(events).some(event => event.height === height), 60_000)
+    const old = blocks(events).find(event => event.height === height) as BlockEvent
+    await privateRpc('invalidateblock', [old.blockHash])
+    assert.equal(await stakeBlock(), height)
+    const replaced = await bestBlock()
+
+    const info = await api.rpc.getnodeinfo({ fresh: true })
+    assert.deepEqual([info.lastblock.height, info.lastblock.hash], [height, replaced.hash])
+    await waitFor('the re-org to be reported', () => events.some(event => event.kind === 'reorg'), 60_000)
+    const reorg = events.find(event => event.kind === 'reorg')
+    assert.deepEqual(reorg, { kind: 'reorg', height, oldBlockHash: old.blockHash, newBlockHash: replaced.hash })
+    await waitFor('the block that replaced it', () => blocks(events).some(event => event.blockHash === replaced.hash), 60_000)
+    assert.deepEqual(blocks(events.slice(events.indexOf(reorg as ChainEvent) + 1)).map(event => [event.height, event.blockHash]), [[height, replaced.hash]])
+    assert.deepEqual(await bestBlock(), replaced, 'no block above it was needed')
+    assert.deepEqual(source.stats().reorgsFound, { resume: 0, 'node-report': 1, 'new-blocks': 0 })
+    assert.match(errors.find(err => err.code === 'EVENTS_ERR_OFF_CHAIN')?.message ?? '', new RegExp(`^A node reports another tip than the chain followed: block ${height} is ${replaced.hash} on the node's chain, not ${old.blockHash}\\.`))
   })
 })

@@ -66,6 +66,24 @@ describe('PocketNetProxyApi', () => {
     assert.equal(node.callsTo('getnodeinfo').length, 2, 'a height already seen, or a lower one, drops nothing')
   })
 
+  it('tells the tip each node reports, from its probes and a caller\'s getnodeinfo, to every watcher until it stops', async (t) => {
+    const node = await startEmulator(t)
+    // No probe during the test but the start's: every later report comes from the test's calls.
+    const api = await createClient(t, { nodes: [node.url], probeIntervalMs: 3_600_000 })
+    assert.equal(api.nodes()[0]?.blockHash, node.chain.tip.hash, 'the start\'s probe')
+    const heard: unknown[] = []
+    const stop = api.watchNodeTips(report => heard.push(report))
+    api.watchNodeTips(() => { throw new Error('a watcher\'s bug') })
+    node.mineBlock()
+    await api.rpc.getnodeinfo()
+    assert.deepEqual(heard, [{ node: 'node 1', height: node.height, blockHash: node.chain.tip.hash }])
+    assert.equal(api.nodes()[0]?.blockHash, node.chain.tip.hash)
+    assert.equal(api.nodes()[0]?.circuit, 'closed', 'a watcher that throws fails nothing')
+    stop()
+    await api.rpc.getnodeinfo({ fresh: true })
+    assert.equal(heard.length, 1)
+  })
+
   it('takes an unknown txid (and a param of the wrong type) as the request\'s fault: one node asked, none blamed', async (t) => {
     const [a, b] = await startEmulators(t, 2)
     assert.ok(a && b)

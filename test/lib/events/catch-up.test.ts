@@ -8,7 +8,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { ChainHistory } from '../../../devnode/server.js'
 import { getLastBlocks, getNotifications } from '../../../devnode/methods/events.js'
-import { createNodeEventSource, type ChainEvent, type EventSourceClient, type NodeEventError, type NodeEventSourceOptions, type NodeSnapshot } from '../../../lib/index.js'
+import { createNodeEventSource, type ChainEvent, type EventSourceClient, type NodeEventError, type NodeEventSourceOptions, type NodeSnapshot, type NodeTipReport } from '../../../lib/index.js'
 import { manualClock } from '../../helpers/manual-clock.js'
 import { waitFor } from '../../helpers/wait-for.js'
 
@@ -21,6 +21,7 @@ const HEALTHY: NodeSnapshot = {
   chain: 'in-step',
   version: '0.22.7',
   height: 100,
+  blockHash: undefined,
   latencyMs: 1,
   errorRate: 0,
   consecutiveFailures: 0,
@@ -35,8 +36,17 @@ type Override = (method: string, params: unknown[]) => unknown
 function standIn (chain: ChainHistory) {
   const calls: Array<[string, unknown[]]> = []
   const state = { override: undefined as Override | undefined, lagBlocks: 0, nodes: [HEALTHY], bestHeight: undefined as number | undefined }
+  const tipListeners = new Set<(report: NodeTipReport) => void>()
+  /** A node's getnodeinfo, as the pool's probe hears it. */
+  const report = (node: string, height: number): void => {
+    for (const listener of tipListeners) listener({ node, height, blockHash: chain.block(height)?.hash })
+  }
   const api: EventSourceClient = {
     nodes: () => state.nodes,
+    watchNodeTips (listener) {
+      tipListeners.add(listener)
+      return () => { tipListeners.delete(listener) }
+    },
     get bestHeight () { return state.bestHeight },
     async callRaw (method, params = []) {
       calls.push([method, params])
@@ -53,7 +63,7 @@ function standIn (chain: ChainHistory) {
       throw new Error(`unexpected ${method}`)
     },
   }
-  return { api, calls, state }
+  return { api, calls, state, report }
 }
 
 async function follow (t: { after (fn: () => unknown): void }, api: EventSourceClient, options: Partial<NodeEventSourceOptions> = {}) {
@@ -136,6 +146,31 @@ describe('the node event source\'s reads', () => {
     state.lagBlocks = 0
     clock.advance(300)
     await waitFor('block 101', () => events.length === 2)
+  })
+
+  it('does not take a node a block behind for a chain that got shorter: only every node\'s word given since the block was followed', async (t) => {
+    const chain = new ChainHistory({ height: 100 })
+    const { api, state, report } = standIn(chain)
+    state.nodes = [HEALTHY, { ...HEALTHY, name: 'node 2', url: 'http://127.0.0.1:10' }]
+    const { clock, events, errors, idle } = await follow(t, api)
+    await idle('the start')
+    chain.mine()
+    clock.advance(1000)
+    await waitFor('block 101', () => events.length === 2)
+    await idle('the read done')
+
+    // The node answering is a block behind, and so says node 2; node 1 has said nothing since.
+    state.lagBlocks = 1
+    report('node 2', 100)
+    clock.advance(1000)
+    await idle('the poll')
+    assert.deepEqual(heights(events), [['block', 100], ['block', 101]])
+    assert.equal(errors.some(err => err.code === 'EVENTS_ERR_OFF_CHAIN'), false)
+
+    // Node 1 says so too: block 101 is on no node's chain.
+    report('node 1', 100)
+    await waitFor('the re-org', () => events.length === 3)
+    assert.deepEqual(events[2], { kind: 'reorg', height: 101, oldBlockHash: chain.block(101)?.hash })
   })
 
   it('does not chase a height announced beyond where the chain ends, nor skip anything for it', async (t) => {

@@ -30,17 +30,19 @@ describe('the chain as reported', () => {
     assert.deepEqual(followed(100, 105).compare(range(107, 108)), { kind: 'unreached', nodeTip: 108 })
   })
 
-  it('finds the lowest height whose hash changed, and whether it may go deeper than the answer', () => {
+  it('finds the lowest height whose hash changed within the answer', () => {
     const chain = followed(100, 105)
-    assert.deepEqual(chain.compare(range(103, 106, 1, 105)), { kind: 'forked', height: 105, oldBlockHash: hash(105), newBlockHash: hash(105, 1), deeper: false })
-    assert.deepEqual(chain.compare(range(104, 106, 1, 104)), { kind: 'forked', height: 104, oldBlockHash: hash(104), newBlockHash: hash(104, 1), deeper: true })
+    assert.deepEqual(chain.compare(range(103, 106, 1, 105)), { kind: 'forked', height: 105, oldBlockHash: hash(105), newBlockHash: hash(105, 1) })
+    assert.deepEqual(chain.compare(range(104, 106, 1, 104)), { kind: 'forked', height: 104, oldBlockHash: hash(104), newBlockHash: hash(104, 1) })
     // Below what is remembered nothing can be compared: the lowest remembered height is the answer.
-    assert.deepEqual(followed(100, 105).compare(range(98, 106, 1, 98)), { kind: 'forked', height: 100, oldBlockHash: hash(100), newBlockHash: hash(100, 1), deeper: false })
+    assert.deepEqual(followed(100, 105).compare(range(98, 106, 1, 98)), { kind: 'forked', height: 100, oldBlockHash: hash(100), newBlockHash: hash(100, 1) })
   })
 
   it('forgets a height and what is above, going back to the block below', () => {
     const chain = followed(100, 105)
+    const changes = chain.changes
     chain.truncate(104)
+    assert.equal(chain.changes, changes + 1, 'a node\'s word given before is about another tip')
     assert.deepEqual(chain.tip, { height: 103, blockHash: hash(103) })
     assert.equal(chain.hashAt(104), undefined)
     assert.deepEqual(chain.compare(range(103, 106, 1, 104)), { kind: 'linked', fresh: range(104, 106, 1, 104) })

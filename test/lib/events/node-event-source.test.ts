@@ -286,13 +286,95 @@ describe('the node event source', () => {
   it('reports a re-org first when the block it resumes from was replaced', async (t) => {
     const node = await startEmulator(t, { height: 2000 })
     node.mineBlock()
-    const { events, settled } = await follow(t, [node], { resumeFrom: { height: 2000, blockHash: 'f'.repeat(64) } })
+    // A bound of two blocks: the chains cannot be told apart below the block resumed from, so the
+    // re-org goes down to the bound (below, the default's).
+    const { events, errors, settled } = await follow(t, [node], { resumeFrom: { height: 2000, blockHash: 'f'.repeat(64) }, maxCatchUpBlocks: 2 })
     await settled('caught up')
     assert.deepEqual(events, [
       { kind: 'reorg', height: 2000, oldBlockHash: 'f'.repeat(64), newBlockHash: node.chain.block(2000)?.hash },
       blockEvent(node, 2000),
       blockEvent(node, 2001),
     ])
+    assert.deepEqual(errors.filter(err => err.code === 'EVENTS_ERR_OFF_CHAIN').map(err => err.message), [
+      `The block resumed from is not on the node's chain: block 2000 is ${node.chain.block(2000)?.hash as string} on the node's chain, not ${'f'.repeat(64)}. Reported as a re-org from 2000 (no block followed is on the node's chain within maxCatchUpBlocks (2) of its tip); the blocks from there are read again`,
+    ])
+  })
+
+  it('reads the chain again when the block it resumes from is above the node\'s tip (a node restarted on another chain), down to maxCatchUpBlocks', async (t) => {
+    // As `npm run demo` restarted on a kept DATA_DIR: the database remembers block 2012 of the
+    // last run's chain; this node's chain starts again lower, and a payment is in its block 2001.
+    const node = await startEmulator(t, { height: 2000 })
+    const [alice, bob] = addresses(node)
+    const paid = node.addTransaction({ inputs: [{ address: bob, amount: 6 }], outputs: [{ address: alice, amount: 5 }] })
+    node.mineBlock()
+    const elsewhere = 'e'.repeat(64)
+    const { events, errors, source, settled } = await follow(t, [node], { resumeFrom: { height: 2012, blockHash: elsewhere }, maxCatchUpBlocks: 5, addressesOfInterest: () => [alice] })
+    await settled('the chain read again')
+    const stamp = { height: 2001, blockHash: node.chain.block(2001)?.hash as string }
+    assert.deepEqual(events, [
+      { kind: 'reorg', height: 1997, oldBlockHash: elsewhere, newBlockHash: node.chain.block(1997)?.hash },
+      ...[1997, 1998, 1999, 2000, 2001].map(height => blockEvent(node, height)),
+      { kind: 'transaction', address: alice, txid: paid.txid, nout: 0, amount: 5, ...stamp, time: paid.time },
+    ])
+    assert.deepEqual(errors.filter(err => err.code === 'EVENTS_ERR_OFF_CHAIN').map(err => err.message), [
+      `The block resumed from is not on the node's chain: the node's chain ends at 2001, below block 2012 (${elsewhere}). Reported as a re-org from 1997 (no block followed is on the node's chain within maxCatchUpBlocks (5) of its tip); the blocks from there are read again`,
+    ])
+    assert.deepEqual(source.stats().reorgsFound, { resume: 1, 'node-report': 0, 'new-blocks': 0 })
+
+    node.mineBlock()
+    await waitFor('block 2002, announced', () => events.length === 8)
+    assert.deepEqual(events.at(-1), blockEvent(node, 2002))
+  })
+
+  it('sees a re-org that leaves the height unchanged at the pool\'s next probe, though no node announces it', async (t) => {
+    const node = await startEmulator(t, { height: 2000 })
+    const { events, errors, source, settled } = await follow(t, [node], {}, { probeIntervalMs: 50 })
+    await settled('the socket open')
+    node.mineBlock()
+    node.mineBlock()
+    await waitFor('blocks 2001 and 2002', () => events.length === 3)
+    await settled('the read done')
+    const old2002 = blockEvent(node, 2002) as { blockHash: string }
+
+    // Another block at 2002: the node's socket says nothing (it told of 2002 already); its getnodeinfo does.
+    node.disconnectBlock()
+    node.mineBlock()
+    await waitFor('the re-org and the new block 2002', () => events.length === 5)
+    assert.deepEqual(events.slice(3), [
+      { kind: 'reorg', height: 2002, oldBlockHash: old2002.blockHash, newBlockHash: node.chain.block(2002)?.hash },
+      blockEvent(node, 2002),
+    ])
+    assert.deepEqual(node.webSocket.registrations().map(each => each.block), [2002], 'nothing was announced')
+    assert.match(errors.find(err => err.code === 'EVENTS_ERR_OFF_CHAIN')?.message ?? '', /^A node reports another tip than the chain followed: block 2002 is [0-9a-f]{64} on the node's chain, not [0-9a-f]{64}\. Reported as a re-org from 2002 \(the chains agree below 2002\)/)
+    assert.deepEqual(source.stats().reorgsFound, { resume: 0, 'node-report': 1, 'new-blocks': 0 })
+
+    node.mineBlock()
+    await waitFor('block 2003, announced', () => events.length === 6)
+    assert.deepEqual(events.at(-1), blockEvent(node, 2003))
+  })
+
+  it('sees a chain that got shorter than the block followed once the node says so, and the blocks that replace it', async (t) => {
+    const node = await startEmulator(t, { height: 2000 })
+    const { events, source, settled } = await follow(t, [node], {}, { probeIntervalMs: 50 })
+    await settled('the socket open')
+    node.mineBlock()
+    node.mineBlock()
+    await waitFor('blocks 2001 and 2002', () => events.length === 3)
+    await settled('the read done')
+    const old2001 = blockEvent(node, 2001) as { blockHash: string }
+
+    // The node's chain now ends at 2000 (a node restarted lower, a re-org to a shorter chain).
+    node.disconnectBlock()
+    node.disconnectBlock()
+    await waitFor('the re-org', () => events.length === 4)
+    assert.deepEqual(events[3], { kind: 'reorg', height: 2001, oldBlockHash: old2001.blockHash })
+    await waitFor('the source back at 2000', () => source.stats().height === 2000)
+
+    // A new 2001, below what the socket was told of: announced by nobody, read from the probes.
+    node.mineBlock()
+    await waitFor('the new block 2001', () => events.length === 5)
+    assert.deepEqual(events[4], blockEvent(node, 2001))
+    assert.equal(source.stats().reorgsFound['node-report'], 1)
   })
 
   it('leaves no timer and no socket behind once closed', async (t) => {
