@@ -1,23 +1,15 @@
 /**
  * One process at a time in a data directory: two embedded databases writing the same files would
  * corrupt them, and PGlite keeps no lock of its own there. The lock is a file holding the
- * owner's pid; a lock whose process is gone (killed, crashed) is stale and taken over.
+ * owner's pid; a lock whose process is gone (killed, crashed, even if not yet reaped: a zombie)
+ * is stale and taken over (process-alive.ts).
  */
 import { readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { DatabaseError } from './errors.js'
+import { isProcessAlive } from './process-alive.js'
 
 /** Lock files this process holds: a second open of one of them here is refused too. */
 const heldHere = new Set<string>()
-
-function isRunning (pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    // EPERM: it runs, as another user.
-    return (error as NodeJS.ErrnoException).code === 'EPERM'
-  }
-}
 
 function holderOf (lockFile: string): number | undefined {
   try {
@@ -44,7 +36,7 @@ export function takeDataDirLock (lockFile: string): void {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
     }
     const holder = holderOf(lockFile)
-    if (holder !== undefined && holder !== process.pid && isRunning(holder)) {
+    if (holder !== undefined && holder !== process.pid && isProcessAlive(holder)) {
       throw new DatabaseError('DB_ERR_LOCKED', `the data directory is in use by process ${holder} (${lockFile})`)
     }
     rmSync(lockFile, { force: true })

@@ -6,6 +6,7 @@ export const DATABASE_ERROR_CODES = {
   DB_ERR_SCHEMA_NEWER: 'The database was migrated by a newer version of the service than this one: migrations only go forward.',
   DB_ERR_MIGRATION_CHANGED: 'A migration already applied to the database differs from the one of the same version in this code: applied migrations are never edited.',
   DB_ERR_OPTIONS: 'The storage options are unusable: neither a data directory nor a database URL, or a URL that is not postgres://.',
+  DB_ERR_STOPPED: 'The embedded database stopped for good in this process (its PostgreSQL aborted, on a full disk while writing its log for one): the process must exit, and the next start recovers the database from its files.',
 } as const
 
 export type DatabaseErrorCode = keyof typeof DATABASE_ERROR_CODES

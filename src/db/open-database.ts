@@ -8,9 +8,10 @@ import { DatabaseError } from './errors.js'
 import type { Database } from './database.js'
 import { runMigrations, type Migration } from './migrate.js'
 import { MIGRATIONS } from './migrations/schema-history.js'
+import type { EmbeddedDatabaseOptions } from './embedded-database.js'
 import type { ServerDatabaseOptions } from './server-database.js'
 
-export interface OpenDatabaseOptions extends ServerDatabaseOptions {
+export interface OpenDatabaseOptions extends ServerDatabaseOptions, EmbeddedDatabaseOptions {
   /** postgres://…: a server. Empty or absent: the embedded database in `dataDir`. */
   databaseUrl?: string
   /** The embedded database's directory (created if missing). */
@@ -23,7 +24,7 @@ export interface OpenDatabaseOptions extends ServerDatabaseOptions {
  * Opens and migrates the database.
  * @throws DatabaseError `DB_ERR_OPTIONS` with neither a URL nor a directory, or a URL that is not
  *   postgres://; `DB_ERR_LOCKED`, `DB_ERR_SCHEMA_NEWER`, `DB_ERR_MIGRATION_CHANGED` from opening
- *   and migrating.
+ *   and migrating; `DB_ERR_STOPPED` when the embedded database aborted (then and later: `onFatal`).
  */
 export async function openDatabase (options: OpenDatabaseOptions): Promise<Database> {
   const { databaseUrl = '', dataDir = '' } = options
@@ -34,7 +35,7 @@ export async function openDatabase (options: OpenDatabaseOptions): Promise<Datab
     db = await openServerDatabase(databaseUrl, options)
   } else if (dataDir !== '') {
     const { openEmbeddedDatabase } = await import('./embedded-database.js')
-    db = await openEmbeddedDatabase(dataDir)
+    db = await openEmbeddedDatabase(dataDir, options)
   } else {
     throw new DatabaseError('DB_ERR_OPTIONS', 'give a data directory for the embedded database, or a database URL')
   }

@@ -1,11 +1,13 @@
 import assert from 'node:assert/strict'
-import { spawnSync } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { createInterface } from 'node:readline'
 import { describe, it } from 'node:test'
 import { openDatabase } from '../../src/db/open-database.js'
 import { freshDataDir } from '../payments/databases.js'
+import { waitFor } from '../helpers/wait-for.js'
 
 async function dataDir (t: { after (fn: () => unknown): void }): Promise<string> {
   const dir = await freshDataDir()
@@ -42,6 +44,26 @@ describe('the embedded database', () => {
       assert.equal(readFileSync(join(dir, 'postgres.lock'), 'utf8').trim(), String(process.pid), holder)
       await db.close()
     }
+  })
+
+  it('takes over the lock of a process killed (kill -9) and not yet reaped, a zombie', async (t) => {
+    const dir = await dataDir(t)
+    const openDatabaseUrl = new URL('../../src/db/open-database.ts', import.meta.url).href
+    const holder = `const { openDatabase } = await import(${JSON.stringify(openDatabaseUrl)}); await openDatabase({ dataDir: ${JSON.stringify(dir)} }); process.stdout.write('open\\n'); setInterval(() => {}, 60_000)`
+    // The holder's parent is a shell that became `sleep`, which never waits for its children:
+    // once killed, the holder stays a zombie until that parent ends.
+    const parent = spawn('sh', ['-c', '"$0" --import tsx --input-type=module -e "$1" & exec sleep 600 >/dev/null', process.execPath, holder], { stdio: ['ignore', 'pipe', 'inherit'] })
+    t.after(() => parent.kill('SIGKILL'))
+    for await (const line of createInterface({ input: parent.stdout })) if (line === 'open') break
+    const pid = Number(readFileSync(join(dir, 'postgres.lock'), 'utf8'))
+    process.kill(pid, 'SIGKILL')
+    await waitFor('the holder a zombie', () => /^\d+ \(.*\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8')))
+    // Still in the process table: kill(pid, 0) answers as for a running process.
+    assert.equal(process.kill(pid, 0), true)
+
+    const db = await openDatabase({ dataDir: dir })
+    t.after(() => db.close())
+    assert.equal(readFileSync(join(dir, 'postgres.lock'), 'utf8').trim(), String(process.pid))
   })
 
   it('keeps what was committed across a close and an open', async (t) => {
