@@ -1,7 +1,7 @@
 /**
  * Fastify's own options for this service: logger, request ids, proxies, limits and timeouts, the
  * JSON envelope for requests Node's parser rejects, and the HTTP server with the fast path in
- * front (fast-path/server.ts).
+ * front (fast-path/server.ts) and its cap on connections (connection-limit.ts).
  */
 import { createRequire } from 'node:module'
 import type { Server } from 'node:http'
@@ -12,6 +12,7 @@ import type { FastPath } from '../fast-path/fast-path.js'
 import { serverWithFastPath } from '../fast-path/server.js'
 import { ADDRESS_FORMAT } from '../schemas/common.js'
 import { parseTrustProxy } from './client-address.js'
+import { connectionCap, withConnectionCap } from './connection-limit.js'
 import { answerFrameworkError } from './framework-errors.js'
 import { writeParserError } from './parser-errors.js'
 import { requestIdOf } from './request-id.js'
@@ -34,7 +35,7 @@ export function serverOptions (config: AppConfig, fastPath: FastPath, { logStrea
   const transport = logStream ? undefined : prettyTransport(config.NODE_ENV)
   return {
     ...(compilers ? { schemaController: { compilersFactory: compilers } } : {}),
-    serverFactory: serverWithFastPath(fastPath),
+    serverFactory: withConnectionCap(serverWithFastPath(fastPath), connectionCap(config)),
     logger: {
       level: config.LOG_LEVEL,
       ...(logStream ? { stream: logStream } : {}),

@@ -1,28 +1,31 @@
 /**
- * Overload: while the event loop's mean delay, sampled every second by
- * [@fastify/under-pressure](https://github.com/fastify/under-pressure), is over
- * MAX_EVENT_LOOP_DELAY_MS, requests are refused before any work with 503 and `Retry-After: 1`,
- * in the envelope (the error handler writes it). 0 turns the check off: the plugin is not
- * registered at all, and `app.isUnderPressure()` is always false.
+ * Overload: while the event loop's mean delay, sampled every second (event-loop-delay.ts), is
+ * over MAX_EVENT_LOOP_DELAY_MS, requests are refused before any work with 503 and
+ * `Retry-After: 1`, in the envelope (the error handler writes it). 0 turns the check off: no
+ * sampler, no hook, and `app.isUnderPressure()` is always false.
+ *
+ * The check of [@fastify/under-pressure](https://github.com/fastify/under-pressure), which this
+ * replaces, with its sampler's process.memoryUsage() left out: that call throws EMFILE when the
+ * process runs out of descriptors, which stopped the process (issue #39, event-loop-delay.ts).
  *
  * Routes that must answer under load say so in their config: `pressureHandler: servedUnderPressure`
  * (`/healthz`: the process is alive, or an orchestrator would restart a merely busy instance;
  * `/metrics`: scrapes show the overload). `/readyz` is refused like the API, which takes an
  * overloaded instance out of a load balancer's rotation.
  */
-import underPressure from '@fastify/under-pressure'
-import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import type { HookLedger } from '../fast-path/hook-ledger.js'
 import { ServiceUnavailableError } from './errors.js'
+import { EventLoopDelay } from './event-loop-delay.js'
 
 declare module 'fastify' {
+  interface FastifyInstance {
+    /** Whether the last sample of the event loop's delay was over MAX_EVENT_LOOP_DELAY_MS. */
+    isUnderPressure (): boolean
+  }
   interface FastifyContextConfig {
-    /**
-     * @fastify/under-pressure's handler for this route, in place of the app's: returning null lets
-     * the request through under pressure (see {@link servedUnderPressure}).
-     */
-    pressureHandler?: (request: FastifyRequest, reply: FastifyReply, type: string, value: number | undefined) => unknown
+    /** `servedUnderPressure`: the route answers under pressure too. */
+    pressureHandler?: typeof servedUnderPressure
   }
 }
 
@@ -36,25 +39,23 @@ export function servedUnderPressure (): null {
 export default fp<{ ledger: HookLedger }>(async (app, { ledger }) => {
   const limit = app.config.MAX_EVENT_LOOP_DELAY_MS
   if (limit === 0) {
-    // What the plugin would have decorated, so that code and types can count on it.
     app.decorate('isUnderPressure', () => false)
-    app.decorate('memoryUsage', () => {
-      const { heapUsed, rss } = process.memoryUsage()
-      return { heapUsed, rssBytes: rss, eventLoopDelay: 0, eventLoopUtilized: 0 }
-    })
     return
   }
+  const loop = new EventLoopDelay()
+  loop.start()
+  app.addHook('onClose', async () => loop.stop())
+  const isUnderPressure = (): boolean => loop.delayMs > limit
+  app.decorate('isUnderPressure', isUnderPressure)
   // Deliberately not a hook the fast path refuses: the fast path replays cached answers before
   // Fastify, so this check never sees them. Replaying a fresh cached answer costs less than
   // building this 503 would, so under pressure the fast path keeps answering what it has, and
   // only the requests that would do work are refused.
-  await ledger.trusting(() => app.register(underPressure, {
-    maxEventLoopDelay: limit,
-    retryAfter: RETRY_AFTER_SECONDS,
-    // A rejected promise reaches the error handler (the plugin calls next(err)).
-    pressureHandler: async (_request, _reply, _type, value) => {
-      const delay = Math.round(value ?? 0)
-      throw new ServiceUnavailableError(`The server is overloaded: its event loop is delayed ${delay} ms (limit ${limit} ms); retry after ${RETRY_AFTER_SECONDS} s`, RETRY_AFTER_SECONDS)
-    },
-  }))
+  await ledger.trusting(async () => {
+    app.addHook('onRequest', function refuseUnderPressure (request, _reply, done) {
+      if (!isUnderPressure() || request.routeOptions.config.pressureHandler === servedUnderPressure) return done()
+      const delay = Math.round(loop.delayMs)
+      done(new ServiceUnavailableError(`The server is overloaded: its event loop is delayed ${delay} ms (limit ${limit} ms); retry after ${RETRY_AFTER_SECONDS} s`, RETRY_AFTER_SECONDS))
+    })
+  })
 }, { name: 'under-pressure' })

@@ -31,11 +31,16 @@ type WithAfter = { after (fn: () => unknown): void }
 export interface StartOptions {
   /** Leads a process group of its own, as a terminal's foreground job does, so that `kill(-pid)` reaches it and its workers as Ctrl+C would. */
   group?: boolean
+  /** Starts it with this limit on open files (`ulimit -n`, through sh), for tests of running out of descriptors. */
+  openFiles?: number
 }
 
 export function startService (t: WithAfter, env: Record<string, string>, options: StartOptions = {}): ServiceProcess {
   ensureBuilt()
-  const child = spawn(process.execPath, ['--retain-maps-for-n-gc=1000', 'dist/server.js'], {
+  const command = [process.execPath, '--retain-maps-for-n-gc=1000', 'dist/server.js']
+  // exec: the shell becomes the service, so the child's pid is the service's.
+  const [file, ...args] = options.openFiles === undefined ? command : ['sh', '-c', `ulimit -n ${options.openFiles} && exec "$@"`, 'sh', ...command]
+  const child = spawn(file as string, args, {
     cwd: ROOT,
     detached: options.group ?? false,
     // No node WebSocket unless a test asks: these tests count the calls the node sees.
