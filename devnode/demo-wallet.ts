@@ -10,8 +10,16 @@
  * A proxy on the page's own origin rather than CORS on the emulator: the page's CSP lets it
  * connect to its own origin only, the browser need not run on the emulator's machine (whose
  * controls answer loopback only), and the emulator's controls can go on refusing every browser.
+ *
+ * So only the demo's own page may pay (issue #39): any other web page the developer opens could
+ * otherwise spend the wallet. The service's CORS (`CORS_ORIGINS=*` in the demo) is off for the
+ * pay route, its preflight refused; a request whose `Origin` is not the page's own is refused;
+ * and so is a `Host` that is a domain name other than `localhost`, which is how DNS rebinding
+ * makes a foreign page same-origin (an IP address cannot be rebound). Programs that send no
+ * `Origin`, such as curl, may pay, as they may through the emulator's controls.
  */
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { isIP } from 'node:net'
 import { CONTROLS_PATH, DEVNODE_WALLET, PAYMENT_FEE_SAT } from './controls.js'
 
 export const DEMO_WALLET_PATH = '/demo/wallet'
@@ -30,10 +38,36 @@ async function readAnswer (response: Response): Promise<any> {
   }
 }
 
+/** Why a request may not pay, or undefined when it may: see the rules above. */
+export function refusalOf (request: FastifyRequest): string | undefined {
+  // request.host is the Host header (or X-Forwarded-Host behind a trusted proxy), port included.
+  const host = request.host
+  const hostname = host.replace(/:\d+$/, '').replace(/^\[(.*)\]$/, '$1')
+  if (hostname !== 'localhost' && isIP(hostname) === 0) {
+    return `the demo wallet pays for pages opened at localhost or an IP address, not at ${JSON.stringify(host)}`
+  }
+  const origin = request.headers.origin
+  if (origin !== undefined && origin !== `${request.protocol}://${host}`) {
+    return `the demo wallet pays for the demo's own page only, not for ${JSON.stringify(origin)}`
+  }
+  return undefined
+}
+
 export function mountDemoWallet (app: FastifyInstance, { emulatorUrl }: DemoWalletOptions): void {
   app.get(DEMO_WALLET_PATH, async () => ({ message: 'The demo wallet', data: { address: DEVNODE_WALLET, feeSat: PAYMENT_FEE_SAT } }))
 
-  app.post(`${DEMO_WALLET_PATH}/pay`, async (request, reply) => {
+  const payPath = `${DEMO_WALLET_PATH}/pay`
+  // The preflight of another origin's page: refused here, not answered by the service's CORS.
+  app.options(payPath, { config: { cors: false } }, async (_request, reply) => {
+    return reply.code(403).send({ message: 'Not paid', error: 'the demo wallet answers no other origin' })
+  })
+
+  app.post(payPath, { config: { cors: false } }, async (request, reply) => {
+    const foreign = refusalOf(request)
+    if (foreign !== undefined) {
+      request.log.warn({ host: request.host, origin: request.headers.origin }, `Demo wallet: refused, ${foreign}`)
+      return reply.code(403).send({ message: 'Not paid', error: foreign })
+    }
     let response: Response
     try {
       response = await fetch(`${emulatorUrl}${CONTROLS_PATH}/pay`, {

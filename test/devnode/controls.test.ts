@@ -39,14 +39,14 @@ async function rpc (node: Emulator, method: string, params: unknown[]): Promise<
   return await response.json()
 }
 
-/** A POST with headers fetch would not send as given (`Origin`), over a connection of its own. */
-function rawPost (url: string, headers: Record<string, string>, body: string): Promise<{ status: number, body: any }> {
+/** A POST (or `method`) with headers fetch would not send as given (`Origin`, `Host`), over a connection of its own. */
+function rawPost (url: string, headers: Record<string, string>, body: string, method = 'POST'): Promise<{ status: number, body: any, headers: Record<string, unknown> }> {
   return new Promise((resolve, reject) => {
-    const outgoing = request(url, { method: 'POST', headers }, incoming => {
+    const outgoing = request(url, { method, headers }, incoming => {
       let text = ''
       incoming.setEncoding('utf8')
       incoming.on('data', chunk => { text += chunk })
-      incoming.on('end', () => resolve({ status: incoming.statusCode ?? 0, body: JSON.parse(text) }))
+      incoming.on('end', () => resolve({ status: incoming.statusCode ?? 0, body: JSON.parse(text), headers: incoming.headers }))
       incoming.on('error', reject)
     })
     outgoing.on('error', reject)
@@ -230,6 +230,33 @@ describe('the demo wallet\'s routes', () => {
     assert.deepEqual([refused.status, refused.body.message], [400, 'Not paid'])
     assert.match(refused.body.error, /^amountSat must be a positive whole number of satoshi .*, not 0\.1 \(INVALID_AMOUNT\)$/)
     assert.equal(node.chain.pendingTransactions.length, 1, 'nothing more paid')
+  })
+
+  it('pay for the demo\'s own page only: another origin, its preflight and a rebound Host are refused, and nothing is paid', async (t) => {
+    const node = await startEmulator(t, { controls: true })
+    // The demo's CORS: any origin may call the API.
+    const service = await startApp(t, { nodes: [node.url], env: { CORS_ORIGINS: '*' }, extend: app => mountDemoWallet(app, { emulatorUrl: node.url }) })
+    const pay = `${service.url}/demo/wallet/pay`
+    const ownHost = new URL(service.url).host
+    const json = { 'content-type': 'application/json' }
+    const body = JSON.stringify(order)
+
+    const preflight = await rawPost(pay, { origin: 'https://evil.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' }, '', 'OPTIONS')
+    assert.equal(preflight.status, 403)
+    assert.equal(preflight.headers['access-control-allow-origin'], undefined, 'no CORS for the pay route')
+    const foreign = await rawPost(pay, { ...json, origin: 'https://evil.example' }, body)
+    assert.deepEqual([foreign.status, foreign.body.error], [403, 'the demo wallet pays for the demo\'s own page only, not for "https://evil.example"'])
+    // DNS rebinding: evil.example resolved to this machine, so the page and the Host agree.
+    const rebound = await rawPost(pay, { ...json, host: `evil.example:${new URL(service.url).port}`, origin: `http://evil.example:${new URL(service.url).port}` }, body)
+    assert.equal(rebound.status, 403)
+    assert.match(rebound.body.error, /^the demo wallet pays for pages opened at localhost or an IP address, not at "evil\.example:\d+"$/)
+    assert.equal(node.chain.pendingTransactions.length, 0, 'nothing paid')
+
+    for (const host of [ownHost, `localhost:${new URL(service.url).port}`]) {
+      const own = await rawPost(pay, { ...json, host, origin: `http://${host}` }, body)
+      assert.equal(own.status, 200, host)
+    }
+    assert.equal(node.chain.pendingTransactions.length, 2, 'the demo page pays, at 127.0.0.1 or localhost')
   })
 
   it('say so when the emulator\'s controls are off, and when the emulator does not answer', async (t) => {

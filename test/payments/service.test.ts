@@ -6,6 +6,7 @@
  */
 import assert from 'node:assert/strict'
 import { rmSync } from 'node:fs'
+import { request } from 'node:http'
 import { describe, it } from 'node:test'
 import type { InvoiceEvent } from '../../src/payments/invoice.js'
 import { openStream } from '../events/sse-client.js'
@@ -113,6 +114,25 @@ describe('payments through the service', () => {
     const called = await post(app, '/api/payments/callback', { tx: paid.txid, invoice: invoice.id, account: payer, email: 'a@b.c' })
     assert.deepEqual([called.body.message, called.body.data.invoice.state, called.body.data.invoice.txid], ['Callback checked', 'seen', paid.txid])
     assert.equal((await post(app, '/api/payments/callback', { tx: paid.txid, invoice: 'inv_AAAAAAAAAAAAAAAAAAAAAA' })).status, 404)
+  })
+
+  it('refuses a checkout for a Host header that is no host (400), never copying it into the callback URL', async (t) => {
+    const { app } = await service(t)
+    for (const host of ['x"><script>', '[:::::]', 'a.com:99999', 'a.com/evil']) {
+      // fetch sends no Host but the URL's: a request of node:http's own.
+      const answer = await new Promise<{ status: number, body: any }>((resolve, reject) => {
+        const body = JSON.stringify({ amount: 2 * PKOIN, checkout: true })
+        const outgoing = request(`${app.url}/api/payments/tips`, { method: 'POST', headers: { host, 'content-type': 'application/json' } }, incoming => {
+          let text = ''
+          incoming.setEncoding('utf8').on('data', chunk => { text += chunk }).on('end', () => resolve({ status: incoming.statusCode ?? 0, body: JSON.parse(text) }))
+        })
+        outgoing.on('error', reject)
+        outgoing.end(body)
+      })
+      assert.equal(answer.status, 400, host)
+      assert.equal(answer.body.message, 'Invalid headers: host', host)
+      assert.match(answer.body.error, /^host must be a host name or address with an optional port/, host)
+    }
   })
 
   it('moves a seen invoice back when the block paying it is disconnected, and settles it when that block is connected again', async (t) => {

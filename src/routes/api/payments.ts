@@ -49,10 +49,27 @@ const paymentRoutes: FastifyPluginAsyncTypebox = async (app) => {
       if (amount < min || amount > max) throw new ParameterError('body', 'amount', `must be from ${min} to ${max} satoshi (got ${amount})`)
       if (await openInvoices.atLeast(maxOpen)) throw new ServiceUnavailableError(`Too many invoices are open (${maxOpen}); retry after ${TIPS_RETRY_AFTER_S} s`, TIPS_RETRY_AFTER_S)
       reply.header('cache-control', 'no-store')
-      const checkout = request.body.checkout === true ? { description: 'Tip', callbackUrl: `${request.protocol}://${request.host}/api/payments/callback` } : undefined
+      const checkout = request.body.checkout === true ? { description: 'Tip', callbackUrl: `${ownOrigin(request.protocol, request.host)}/api/payments/callback` } : undefined
       return { message: 'Invoice created', data: await payments.createInvoice({ amount, metadata: { kind: 'tip' }, expiryWebhook, ...(checkout === undefined ? {} : { checkout }) }) }
     })
   }
+}
+
+/** A name (letters, digits, dots, hyphens) or a bracketed IPv6 address, and an optional port. */
+const HOST_HEADER = /^(?:[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.?|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/
+
+/**
+ * The service's origin as the client reached it, for the checkout's callback (`c_url`), which the
+ * host's wallet calls. The Host header is the client's word: one that is no host name or address
+ * (`x"><script>`) is refused, never copied into a URL.
+ */
+function ownOrigin (protocol: string, host: string): string {
+  if (HOST_HEADER.test(host)) {
+    try {
+      return new URL(`${protocol}://${host}`).origin
+    } catch {} // [:::::], a port past 65535: refused below.
+  }
+  throw new ParameterError('headers', 'host', `must be a host name or address with an optional port, such as example.com:3000 (got ${JSON.stringify(host.slice(0, 100))})`)
 }
 
 export default paymentRoutes
