@@ -17,8 +17,8 @@ for (const backend of backends(postgres)) {
   describe(`migrations on the ${backend.name} database`, () => {
     it('build the whole schema from an empty database, and find nothing to do the second time', async (t) => {
       const db = await backend.open(t)
-      assert.deepEqual(await appliedVersions(db), [1, 2, 3])
-      assert.deepEqual(await tables(db), ['chain_cursors', 'invoices', 'leases', 'outbox', 'payment_events', 'payments', 'schema_migrations', 'webhook_deliveries'])
+      assert.deepEqual(await appliedVersions(db), [1, 2, 3, 4])
+      assert.deepEqual(await tables(db), ['chain_cursors', 'invoices', 'leases', 'outbox', 'payment_events', 'payment_sightings', 'payments', 'schema_migrations', 'webhook_deliveries'])
       assert.deepEqual(await runMigrations(db, MIGRATIONS), [])
     })
 
@@ -28,19 +28,28 @@ for (const backend of backends(postgres)) {
       await db.query(`INSERT INTO invoices (id, amount_sat, receiver, memo, state, confirmations_required, expires_at_ms, created_at_ms, updated_at_ms, version)
         VALUES ('inv_old', 150000000, 'm', 'old-memo', 'expired', 1, 10, 1, 10, 1)`)
       await db.query('INSERT INTO payment_events (invoice_id, sequence, type, payload, created_at_ms) VALUES ($1, 1, $2, $3, 10)', ['inv_old', 'expired', { previousState: 'pending' }])
-      assert.deepEqual(await runMigrations(db, MIGRATIONS), [2, 3])
-      assert.deepEqual(await appliedVersions(db), [1, 2, 3])
+      assert.deepEqual(await runMigrations(db, MIGRATIONS), [2, 3, 4])
+      assert.deepEqual(await appliedVersions(db), [1, 2, 3, 4])
       const { rows: invoices } = await db.query('SELECT id, amount_sat, state FROM invoices')
       assert.deepEqual(invoices, [{ id: 'inv_old', amount_sat: 150_000_000, state: 'expired' }])
       const { rows: outbox } = await db.query('SELECT consumer, attempts, delivered_at_ms FROM outbox')
       assert.deepEqual(outbox, [{ consumer: 'app', attempts: 0, delivered_at_ms: null }])
     })
 
+    it('bring a database of version 3 forward to sightings: its invoices keep their expiry webhooks', async (t) => {
+      const db = await backend.open(t, MIGRATIONS.slice(0, 3))
+      await db.query(`INSERT INTO invoices (id, amount_sat, receiver, memo, state, confirmations_required, expires_at_ms, created_at_ms, updated_at_ms, version)
+        VALUES ('inv_v3', 1000, 'm', 'v3-memo', 'pending', 1, 10, 1, 10, 1)`)
+      assert.deepEqual(await runMigrations(db, MIGRATIONS), [4])
+      assert.deepEqual((await db.query('SELECT id, expiry_webhook FROM invoices')).rows, [{ id: 'inv_v3', expiry_webhook: true }])
+      await assert.rejects(db.query("INSERT INTO payment_sightings (txid, sighted_at_ms, available_at_ms) VALUES ('not-a-txid', 1, 1)"), { code: '23514' })
+    })
+
     it('roll a failing migration back whole, recording nothing', async (t) => {
       const db = await backend.open(t)
       const failing: Migration = { version: MIGRATIONS.length + 1, name: 'fails-halfway', sql: 'CREATE TABLE half_done (id integer); SELECT 1 / 0;' }
       await assert.rejects(runMigrations(db, [...MIGRATIONS, failing]), { code: '22012' })
-      assert.deepEqual(await appliedVersions(db), [1, 2, 3])
+      assert.deepEqual(await appliedVersions(db), [1, 2, 3, 4])
       assert.equal((await tables(db)).includes('half_done'), false)
     })
 
@@ -53,7 +62,7 @@ for (const backend of backends(postgres)) {
 
     it('refuse versions out of order', async (t) => {
       const db = await backend.open(t, [])
-      await assert.rejects(runMigrations(db, [MIGRATIONS[1] as Migration]), { name: 'TypeError', message: /versions are 1, 2, 3/ })
+      await assert.rejects(runMigrations(db, [MIGRATIONS[1] as Migration]), { name: 'TypeError', message: /versions are 1, 2, 3 …/ })
     })
   })
 }
@@ -63,6 +72,6 @@ describe('migrations with several instances starting at once', () => {
     const url = await postgres.freshDatabase()
     const dbs = await Promise.all(Array.from({ length: 4 }, () => openDatabase({ databaseUrl: url })))
     t.after(() => Promise.all(dbs.map(db => db.close())))
-    assert.deepEqual(await appliedVersions(dbs[0] as never), [1, 2, 3])
+    assert.deepEqual(await appliedVersions(dbs[0] as never), [1, 2, 3, 4])
   })
 })
