@@ -47,7 +47,8 @@ const SAMPLE_MS = 1000
  * that names it, else to its folder's, else to the last process.
  */
 const PROCESSES = [
-  ['app/cluster'],
+  // The full-disk tests mostly wait on the processes they fill a disk under.
+  ['app/cluster', 'db/full-disk'],
   // One Chromium for every page.
   ['e2e'],
   // The built service, the packed library and the payments' crash tests, run as processes.

@@ -89,7 +89,8 @@ async function runWriter (dataDir: string, mode: string): Promise<{ steps: Step[
   }
 }
 
-describe('the embedded database on a disk that fills up as its write-ahead log grows', () => {
+// Each test waits on a process of its own, on a disk of its own: they run side by side.
+describe('the embedded database on a disk that fills up as its write-ahead log grows', { concurrency: true }, () => {
   for (const mode of ['statement', 'in-transaction']) {
     it(`stops, refuses every call after (${mode}), closes, and opens again once there is room`, async (t) => {
       const disk = smallDisk(t, 64)
