@@ -25,6 +25,31 @@ function region (path: string, name: string): string {
   return dedent(text.slice(text.indexOf('\n', start) + 1, text.lastIndexOf('\n', end)))
 }
 
+/** A gap in an excerpt: any number of the file's lines stand there. */
+const GAP = /^\s*(\/\/|#)\s*…\s*$/
+
+/**
+ * Whether `block` is an excerpt of `text`: its lines, but the gaps, are lines of the text (their
+ * indentation ignored), in the same order, consecutive except across a gap. Lines a reader adds
+ * to the file as a guide asks (an import, a `register`) keep it an excerpt.
+ */
+function isExcerptOf (block: string, text: string): boolean {
+  const lines = text.split('\n').map(line => line.trim())
+  let at = 0
+  let gapBefore = true
+  for (const wanted of block.split('\n')) {
+    if (GAP.test(wanted)) {
+      gapBefore = true
+      continue
+    }
+    const found = lines.indexOf(wanted.trim(), at)
+    if (found < 0 || (!gapBefore && found !== at)) return false
+    at = found + 1
+    gapBefore = false
+  }
+  return true
+}
+
 describe('the documentation', () => {
   it('cites no path outside the repository', () => {
     const outside = /(\.\.\/)?shared\/(pocketnet|spec|style|hooks)|\.\.\/shared\b/
@@ -59,5 +84,26 @@ describe('the documentation', () => {
       }
     }
     assert.ok(checked >= 4, `${checked} blocks checked`)
+  })
+
+  it('shows excerpts of files whose lines are in the files, in order, and stay so as a guide is followed', () => {
+    let checked = 0
+    for (const path of markdown) {
+      for (const [, file, block] of read(path).matchAll(/<!-- excerpt: (\S+) -->\n```\w*\n([\s\S]*?)\n```/g)) {
+        assert.ok(isExcerptOf(block as string, read(file as string)), `${path}: the excerpt of ${file} is out of date`)
+        checked++
+      }
+    }
+    assert.ok(checked >= 1, `${checked} excerpts checked`)
+    // docs/adding-a-route.md, step 4, followed: one more import and one more register.
+    const mount = read('docs/adding-a-route.md').match(/<!-- excerpt: src\/routes\/api\/index\.ts -->\n```\w*\n([\s\S]*?)\n```/)?.[1] as string
+    const followed = read('src/routes/api/index.ts')
+      .replace("import postRoute from './post.js'\n", "import postRoute from './post.js'\nimport txRoute from './tx.js'\n")
+      .replace('  await api.register(postRoute)\n', '  await api.register(postRoute)\n  await api.register(txRoute)\n')
+    assert.ok(followed.includes('txRoute)'))
+    assert.equal(isExcerptOf(mount, followed), true, 'the guide followed keeps its excerpt true')
+    // Lines out of order, or one the file lacks, are caught.
+    assert.equal(isExcerptOf("import postRoute from './post.js'\nimport authRoutes from './auth.js'", read('src/routes/api/index.ts')), false)
+    assert.equal(isExcerptOf('  await api.register(gone)', read('src/routes/api/index.ts')), false)
   })
 })
