@@ -9,6 +9,8 @@ FROM node:20-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY lib/package.json ./lib/
+# The browser client's manifest: a workspace of the lockfile, which npm ci checks; the service never loads it.
+COPY packages/miniapp-client/package.json ./packages/miniapp-client/
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY lib ./lib
@@ -22,6 +24,7 @@ ENV NODE_ENV=production
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY lib/package.json ./lib/
+COPY packages/miniapp-client/package.json ./packages/miniapp-client/
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist ./dist
 COPY --from=build /app/lib/dist ./lib/dist

@@ -5,7 +5,7 @@ export default [
   ...neostandard({
     ts: true,
     // What npm test makes and removes while lint runs beside it: the build's lock, the test processes' entry files.
-    ignores: ['dist/**', 'lib/dist/**', 'coverage/**', 'test-artifacts/**', 'node_modules/**', '.build-lock/', 'test/.groups/'],
+    ignores: ['dist/**', 'lib/dist/**', 'packages/*/dist/**', 'coverage/**', 'test-artifacts/**', 'node_modules/**', '.build-lock/', 'test/.groups/'],
   }),
   // The demo page runs in the browser.
   { files: ['public/**/*.js'], languageOptions: { globals: globals.browser } },

@@ -51,13 +51,13 @@ const PROCESSES = [
   ['app/cluster', 'db/full-disk'],
   // One Chromium for every page.
   ['e2e'],
-  // The built service, the packed library and the payments' crash tests, run as processes.
-  ['app/shutdown', 'deploy', 'lib/package', 'payments/service-crash', 'payments/crash'],
+  // The built service, the packed packages and the payments' crash tests, run as processes.
+  ['app/shutdown', 'deploy', 'lib/package', 'miniapp-client/package', 'payments/service-crash', 'payments/crash'],
   ['db', 'docs', 'fast-path', 'metrics', 'rate-limit', 'resilience', 'scale-out'],
   ['events', 'routes', 'devnode', 'lib'],
   // The demo as a process (its embedded database made anew) beside the payments' own.
   ['payments', 'deploy/demo'],
-  ['http', 'auth', 'app'],
+  ['http', 'auth', 'app', 'miniapp-client'],
 ]
 /** Folders that are not part of `npm test`: the contract suite needs a real node (npm run test:contract). */
 const NOT_HERE = new Set(['contract', 'helpers', 'fixtures'])

@@ -1,0 +1,180 @@
+/**
+ * The client a mini-app's page creates once: its session, its calls to the service, its live
+ * events and its payments.
+ */
+import { MiniAppError, reasonOf } from './errors.js'
+import { follow, type EventSourceConstructor, type FollowOptions, type Following, type MiniAppEvent, type Transport } from './events.js'
+import { txidOf, type Host } from './host.js'
+import { requestData, type Fetch, type RequestOptions } from './request.js'
+import type { Invoice } from './types.js'
+
+export interface Session {
+  token: string
+  address: string
+  /** ISO 8601. */
+  expiresAt: string
+}
+
+/** Where the session is kept across reloads: `sessionStorage`, say. Default: nowhere (memory only). */
+export interface SessionStore {
+  getItem (key: string): string | null
+  setItem (key: string, value: string): void
+  removeItem (key: string): void
+}
+
+export interface ClientOptions {
+  /** The service's origin, such as https://api.example.com; '' (the default) for the page's own. */
+  baseUrl?: string
+  /** The host (connectHost()), or a stand-in; without one, signIn and pay refuse. */
+  host?: Host | undefined
+  fetch?: Fetch
+  /** Default: the browser's; none makes follow() poll. */
+  EventSource?: EventSourceConstructor | undefined
+  sessionStore?: SessionStore
+  /** How long a stream may take to open before following falls back to long-polling (default 5000). */
+  streamOpenTimeoutMs?: number
+  /** The first wait before reconnecting (default 3000, as the service's `retry`), doubled per failure up to 30 s. */
+  retryMs?: number
+}
+
+export interface PayOptions {
+  /** Told of each state the invoice goes through (`seen`, each confirmation), for the page to show. */
+  onUpdate?: (invoice: Invoice) => void
+  transport?: Transport | 'auto'
+}
+
+export interface MiniAppClient {
+  /** While signed in. */
+  readonly session: Session | undefined
+  /** A call to the service; resolves with the envelope's `data`, rejects with a MiniAppError. */
+  request<T = any>(path: string, options?: RequestOptions): Promise<T>
+  /** Signs in through the host: the service's challenge, the host's signature of it, a session. */
+  signIn (): Promise<Session>
+  /** Ends the session here and on the service. */
+  signOut (): Promise<void>
+  /** Follows topics (`blocks`, `address:<a>`, `content:<hash>`, `app:<channel>`, `payment:<id>`); signed in, the user's own notifications too. */
+  follow (topics: string[], onEvent: (event: MiniAppEvent) => void, options?: FollowOptions): Following
+  /**
+   * Pays an invoice through the host (`payment(invoice.hostRequest)`), reports the txid, and
+   * resolves with the invoice once the chain has confirmed it. Rejects with a MiniAppError when
+   * the host refuses or the invoice expires unpaid.
+   */
+  pay (invoice: Invoice, options?: PayOptions): Promise<Invoice>
+}
+
+const SESSION_KEY = 'bastyon-miniapp-session'
+
+function restored (store: SessionStore | undefined): Session | undefined {
+  try {
+    const session = JSON.parse(store?.getItem(SESSION_KEY) ?? 'null') as Session | null
+    return session !== null && Date.parse(session.expiresAt) > Date.now() ? session : undefined
+  } catch {
+    return undefined
+  }
+}
+
+export function createClient (options: ClientOptions = {}): MiniAppClient {
+  const baseUrl = (options.baseUrl ?? '').replace(/\/+$/, '')
+  const fetcher: Fetch = options.fetch ?? ((url, init) => globalThis.fetch(url, init))
+  const host = options.host
+  const store = options.sessionStore
+  let session = restored(store)
+
+  const keep = (next: Session | undefined): void => {
+    session = next
+    if (next === undefined) store?.removeItem(SESSION_KEY)
+    else store?.setItem(SESSION_KEY, JSON.stringify(next))
+  }
+
+  async function request<T> (path: string, requestOptions: RequestOptions = {}): Promise<T> {
+    const token = requestOptions.auth === true ? session?.token : undefined
+    if (requestOptions.auth === true && token === undefined) throw new MiniAppError(401, 'Not signed in', 'sign in first')
+    try {
+      return await requestData<T>(fetcher, `${baseUrl}${path}`, { ...requestOptions, token })
+    } catch (error) {
+      // The service no longer knows the token (signed out elsewhere, expired): signed out here too.
+      if (token !== undefined && (error as MiniAppError).status === 401 && session?.token === token) keep(undefined)
+      throw error
+    }
+  }
+
+  const followContext = {
+    baseUrl,
+    fetch: fetcher,
+    EventSource: 'EventSource' in options ? options.EventSource : (globalThis as { EventSource?: EventSourceConstructor }).EventSource,
+    streamOpenTimeoutMs: options.streamOpenTimeoutMs ?? 5000,
+    retryMs: options.retryMs ?? 3000,
+    ticket: async () => session === undefined ? undefined : (await request<{ ticket: string }>('/api/events/ticket', { method: 'POST', auth: true })).ticket,
+  }
+
+  function pay (invoice: Invoice, payOptions: PayOptions = {}): Promise<Invoice> {
+    const payment = host?.payment
+    if (payment === undefined) return Promise.reject(new MiniAppError(0, 'Not paid', 'this host cannot pay from a mini-app (its SDK has no payment)'))
+    return new Promise<Invoice>((resolve, reject) => {
+      let done = false
+      const finish = (error: unknown, paid?: Invoice): void => {
+        if (done) return
+        done = true
+        following.close()
+        if (paid !== undefined) resolve(paid)
+        else reject(error)
+      }
+      const update = (next: Invoice): void => {
+        if (done) return
+        payOptions.onUpdate?.(next)
+        if (next.state === 'confirmed') finish(undefined, next)
+        else if (next.state === 'expired' && next.txid === null) finish(new MiniAppError(0, 'Not paid', 'the invoice expired before it was paid'))
+      }
+      const reread = (): void => {
+        request<Invoice>(`/api/payments/invoices/${encodeURIComponent(invoice.id)}`).then(update, () => {})
+      }
+      // Followed before paying, so that no transition comes before the page listens.
+      const following = follow(followContext, [`payment:${invoice.id}`], event => {
+        if (event.event === 'payment' && event.data?.invoice !== undefined) update(event.data.invoice as Invoice)
+        else if (event.event === 'resync') reread()
+      }, { transport: payOptions.transport ?? 'auto' })
+      ;(async () => {
+        let result: unknown
+        try {
+          result = await payment.call(host, invoice.hostRequest)
+        } catch (error) {
+          throw new MiniAppError(0, 'Not paid', reasonOf(error))
+        }
+        const txid = txidOf(result)
+        if (txid === '') throw new MiniAppError(0, 'Not paid', 'the host sent no transaction')
+        // A hint that speeds the check up; the chain decides either way.
+        const checked = await request<{ invoice: Invoice }>(`/api/payments/invoices/${encodeURIComponent(invoice.id)}/transaction`, { method: 'POST', body: { txid } })
+        update(checked.invoice)
+      })().catch(error => finish(error))
+    })
+  }
+
+  return {
+    get session () { return session },
+    request,
+    async signIn () {
+      if (host === undefined) throw new MiniAppError(0, 'Not signed in', 'no host to sign with: open the app in Bastyon, or give the client a stand-in host')
+      const { challenge } = await request<{ challenge: string }>('/api/auth/challenge', { method: 'POST' })
+      let signature: unknown
+      try {
+        signature = await host.sign(challenge)
+      } catch (error) {
+        throw new MiniAppError(0, 'Not signed in', reasonOf(error))
+      }
+      const signedIn = await request<Session>('/api/auth/session', { method: 'POST', body: { signature } })
+      keep({ token: signedIn.token, address: signedIn.address, expiresAt: signedIn.expiresAt })
+      return session as Session
+    },
+    async signOut () {
+      if (session === undefined) return
+      try {
+        await request('/api/auth/session', { method: 'DELETE', auth: true })
+      } finally {
+        // Forgotten here whatever the answer: a token the service no longer knows is signed out too.
+        keep(undefined)
+      }
+    },
+    follow: (topics, onEvent, followOptions) => follow(followContext, topics, onEvent, followOptions),
+    pay,
+  }
+}

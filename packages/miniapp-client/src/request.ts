@@ -1,0 +1,51 @@
+/**
+ * One call to the service: JSON in, the `{message, data}` envelope out, its `data` returned and
+ * a `{message, error}` thrown as a MiniAppError.
+ */
+import { MiniAppError, reasonOf } from './errors.js'
+
+export interface RequestOptions {
+  /** GET unless said. */
+  method?: string
+  /** Sent as JSON. */
+  body?: unknown
+  /** Sends the session's token (`Authorization: Bearer`): for `/api/me` and routes that need sign-in. */
+  auth?: boolean
+  signal?: AbortSignal
+}
+
+export type Fetch = (url: string, init: RequestInit) => Promise<Response>
+
+function retryAfterOf (response: Response): number | undefined {
+  const seconds = Number(response.headers.get('retry-after'))
+  return Number.isFinite(seconds) && seconds > 0 ? seconds : undefined
+}
+
+export async function requestData<T> (fetch: Fetch, url: string, options: RequestOptions & { token?: string | undefined }): Promise<T> {
+  const headers: Record<string, string> = { accept: 'application/json' }
+  if (options.body !== undefined) headers['content-type'] = 'application/json'
+  if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`
+  let response: Response
+  try {
+    response = await fetch(url, {
+      method: options.method ?? 'GET',
+      headers,
+      ...(options.body === undefined ? {} : { body: JSON.stringify(options.body) }),
+      ...(options.signal === undefined ? {} : { signal: options.signal }),
+    })
+  } catch (error) {
+    if (options.signal?.aborted === true) throw options.signal.reason
+    throw new MiniAppError(0, 'The service cannot be reached', reasonOf(error))
+  }
+  let envelope: { message?: unknown, data?: unknown, error?: unknown } | undefined
+  try {
+    envelope = await response.json()
+  } catch {
+    throw new MiniAppError(response.status, 'The service answered something unexpected', `HTTP ${response.status}`)
+  }
+  if (!response.ok) {
+    const reason = typeof envelope?.message === 'string' ? envelope.message : `HTTP ${response.status}`
+    throw new MiniAppError(response.status, reason, typeof envelope?.error === 'string' ? envelope.error : undefined, retryAfterOf(response))
+  }
+  return envelope?.data as T
+}

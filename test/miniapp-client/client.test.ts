@@ -1,0 +1,204 @@
+/**
+ * bastyon-miniapp-client through its public exports, against the real service on loopback in
+ * front of the emulator: sign-in through a stand-in host that signs as Bastyon's SDK does, calls
+ * and their errors in the envelope's words, live events by long-polling (Node 20 has no
+ * EventSource; the stream is tested in Chromium, test/e2e/miniapp-client.test.ts), and a tip paid
+ * through the host, reported, and resolved once the chain confirms it.
+ */
+import assert from 'node:assert/strict'
+import { rmSync } from 'node:fs'
+import { describe, it } from 'node:test'
+import { createClient, MiniAppError, txidOf, type Host, type Invoice, type MiniAppEvent } from 'bastyon-miniapp-client'
+import { addressOf, sdkSign, testKey } from '../../devnode/bastyon-host.js'
+import type { Emulator } from '../../devnode/server.js'
+import { startApp, type TestApp } from '../helpers/build-app.js'
+import { APP_ID } from '../helpers/sign-in.js'
+import { startEmulator } from '../helpers/start-emulator.js'
+import { waitFor } from '../helpers/wait-for.js'
+import { freshDataDir } from '../payments/databases.js'
+
+type WithAfter = { after (fn: () => unknown): void }
+
+const USER_KEY = testKey('miniapp-client user')
+const USER = addressOf(USER_KEY)
+const RECEIVER = addressOf(testKey('miniapp-client receiver'))
+const PKOIN = 100_000_000
+
+async function service (t: WithAfter): Promise<{ node: Emulator, app: TestApp }> {
+  const node = await startEmulator(t)
+  const dataDir = await freshDataDir()
+  t.after(() => rmSync(dataDir, { recursive: true, force: true }))
+  const app = await startApp(t, {
+    nodes: [node.url],
+    env: {
+      BASTYON_APP_ID: APP_ID,
+      PAYMENT_ADDRESS: RECEIVER,
+      PAYMENT_TIPS: 'true',
+      PAYMENT_CONFIRMATIONS: '2',
+      PAYMENT_CONFIRM_NODES: '1',
+      DATA_DIR: dataDir,
+      EVENTS_INGEST: 'true',
+      EVENTS_POLL_WAIT_MS: '2000',
+    },
+  })
+  await waitFor('the service to follow the chain', () => app.app.events.lastId.split('-')[1] !== '0')
+  return { node, app }
+}
+
+/** Bastyon's SDK as the client uses it: signs as the host does, pays as the host's wallet does (the amount to the receiver, the memo in an OP_RETURN). */
+function standInHost (node: Emulator): Host & { paid: string[] } {
+  const paid: string[] = []
+  return {
+    paid,
+    async sign (text) {
+      return sdkSign(text, APP_ID, { key: USER_KEY, issued: Date.now() })
+    },
+    async payment (request) {
+      const [to] = request.recievers
+      const amount = Math.round((to?.amount ?? 0) * PKOIN)
+      const transaction = node.addTransaction({
+        inputs: [{ address: USER, amount: amount + PKOIN }],
+        outputs: [{ address: to?.address as string, amount }, { memo: Buffer.from(request.message, 'utf8').toString('hex'), amount: 0 }],
+      })
+      paid.push(transaction.txid)
+      // The host resolves with its action object, which names the txid `transaction`.
+      return { transaction: transaction.txid }
+    },
+  }
+}
+
+describe('bastyon-miniapp-client', () => {
+  it('signs in through the host, calls signed-in routes, and signs out here and on the service', async (t) => {
+    const { node, app } = await service(t)
+    const client = createClient({ baseUrl: app.url, host: standInHost(node), EventSource: undefined })
+    assert.equal(client.session, undefined)
+    await assert.rejects(client.request('/api/me', { auth: true }), (error: MiniAppError) => error instanceof MiniAppError && error.status === 401)
+
+    const session = await client.signIn()
+    assert.equal(session.address, USER)
+    assert.ok(Date.parse(session.expiresAt) > Date.now())
+    const me = await client.request<{ address: string }>('/api/me', { auth: true })
+    assert.equal(me.address, USER)
+
+    const token = session.token
+    await client.signOut()
+    assert.equal(client.session, undefined)
+    const after = await fetch(`${app.url}/api/me`, { headers: { authorization: `Bearer ${token}` } })
+    assert.equal(after.status, 401, 'the service ended the session too')
+  })
+
+  it('forgets a session the service no longer knows, and keeps one in the store given across reloads', async (t) => {
+    const { node, app } = await service(t)
+    const kept = new Map<string, string>()
+    const store = { getItem: (key: string) => kept.get(key) ?? null, setItem: (key: string, value: string) => { kept.set(key, value) }, removeItem: (key: string) => { kept.delete(key) } }
+    const first = createClient({ baseUrl: app.url, host: standInHost(node), sessionStore: store })
+    const session = await first.signIn()
+    // A reload: a new client, the same store.
+    const reloaded = createClient({ baseUrl: app.url, sessionStore: store })
+    assert.deepEqual(reloaded.session, session)
+    // Signed out elsewhere: the next signed-in call is a 401, and the session goes.
+    await fetch(`${app.url}/api/auth/session`, { method: 'DELETE', headers: { authorization: `Bearer ${session.token}` } })
+    await assert.rejects(reloaded.request('/api/me', { auth: true }), { name: 'MiniAppError', status: 401 })
+    assert.equal(reloaded.session, undefined)
+    assert.equal(kept.size, 0)
+  })
+
+  it('says why in the service\'s words: a 400, a 404, and no service at all', async (t) => {
+    const { node, app } = await service(t)
+    const client = createClient({ baseUrl: app.url })
+    await assert.rejects(client.request('/api/payments/tips', { method: 'POST', body: { amount: 1 } }), (error: MiniAppError) => {
+      assert.equal(error.status, 400)
+      assert.match(error.detail ?? '', /amount must be from/)
+      assert.equal(error.message, `${error.reason}: ${error.detail as string}`)
+      return true
+    })
+    await assert.rejects(client.request('/api/payments/invoices/inv_AAAAAAAAAAAAAAAAAAAAAA'), { status: 404 })
+    await assert.rejects(createClient({ baseUrl: 'http://127.0.0.1:9' }).request('/api/nodeinfo'), { status: 0, reason: 'The service cannot be reached' })
+    await assert.rejects(createClient({ baseUrl: app.url }).signIn(), { status: 0, reason: 'Not signed in' })
+    const refusing = createClient({ baseUrl: app.url, host: { sign: async () => { throw new Error('The user said no') } } })
+    await assert.rejects(refusing.signIn(), { reason: 'Not signed in', detail: 'The user said no' })
+    assert.equal(node.height > 0, true)
+  })
+
+  it('follows blocks by long-polling where there is no EventSource, resumes from the last id, and stops on close', async (t) => {
+    const { node, app } = await service(t)
+    const client = createClient({ baseUrl: app.url })
+    const events: MiniAppEvent[] = []
+    const following = client.follow(['blocks'], event => { events.push(event) })
+    t.after(() => following.close())
+    assert.equal(following.transport, 'poll')
+    // Mined until one arrives: the first poll may start after the first block.
+    await waitFor('a block event', () => {
+      if (events.length === 0) node.mineBlock()
+      return events.some(event => event.event === 'block')
+    })
+    const block = events.find(event => event.event === 'block') as MiniAppEvent
+    assert.equal(block.data.topic, 'blocks')
+    assert.equal(typeof block.data.height, 'number')
+    const resumeFrom = following.lastEventId as string
+    assert.ok(resumeFrom !== undefined)
+    following.close()
+    const lastHeard = Math.max(...events.filter(event => event.event === 'block').map(event => event.data.height as number))
+
+    // Blocks made while no one follows (and any the first poll had not brought) come first to a
+    // client that resumes, each once and in order.
+    node.mineBlock()
+    node.mineBlock()
+    const tip = node.height
+    const resumed: MiniAppEvent[] = []
+    const again = client.follow(['blocks'], event => { resumed.push(event) }, { since: resumeFrom })
+    t.after(() => again.close())
+    await waitFor('the missed blocks', () => resumed.some(event => event.data.height === tip))
+    const heights = resumed.map(event => event.data.height as number)
+    assert.deepEqual(heights, Array.from({ length: tip - lastHeard }, (_, i) => lastHeard + 1 + i))
+    again.close()
+    const count = resumed.length
+    node.mineBlock()
+    await new Promise(resolve => setTimeout(resolve, 50))
+    assert.equal(resumed.length, count, 'nothing after close')
+  })
+
+  it('pays a tip through the host, reports the txid and resolves once the chain confirms it, telling each state', async (t) => {
+    const { node, app } = await service(t)
+    const host = standInHost(node)
+    const client = createClient({ baseUrl: app.url, host })
+    const invoice = await client.request<Invoice>('/api/payments/tips', { method: 'POST', body: { amount: 2 * PKOIN } })
+    const states: string[] = []
+    const paid = client.pay(invoice, { onUpdate: next => { states.push(`${next.state}:${next.confirmations}`) } })
+    await waitFor('the host to pay', () => host.paid.length === 1)
+    // Blocks until it resolves: one holds the payment, the next confirms it.
+    let settled = false
+    paid.then(() => { settled = true }, () => { settled = true })
+    await waitFor('the invoice to be confirmed', () => {
+      if (!settled && states.length > 0) node.mineBlock()
+      return settled
+    })
+    const confirmed = await paid
+    assert.equal(confirmed.id, invoice.id)
+    assert.equal(confirmed.state, 'confirmed')
+    assert.equal(confirmed.txid, host.paid[0])
+    assert.equal(states.at(-1), `confirmed:${confirmed.confirmations}`)
+    assert.ok(states.some(state => state.startsWith('pending') || state.startsWith('seen')), `states told: ${states.join(', ')}`)
+  })
+
+  it('refuses to pay without a host that pays, and rejects with the host\'s reason when it refuses', async (t) => {
+    const { node, app } = await service(t)
+    const invoice = await createClient({ baseUrl: app.url }).request<Invoice>('/api/payments/tips', { method: 'POST', body: { amount: 2 * PKOIN } })
+    await assert.rejects(createClient({ baseUrl: app.url, host: { sign: async () => ({}) } }).pay(invoice), { reason: 'Not paid', detail: 'this host cannot pay from a mini-app (its SDK has no payment)' })
+    // Hosts reject with plain strings too.
+    // eslint-disable-next-line no-throw-literal
+    const refusing: Host = { sign: async () => ({}), payment: async () => { throw 'Payment cancelled' } }
+    await assert.rejects(createClient({ baseUrl: app.url, host: refusing }).pay(invoice), { reason: 'Not paid', detail: 'Payment cancelled' })
+    const silent: Host = { sign: async () => ({}), payment: async () => ({ ok: true }) }
+    await assert.rejects(createClient({ baseUrl: app.url, host: silent }).pay(invoice), { reason: 'Not paid', detail: 'the host sent no transaction' })
+    assert.equal(node.chain.pendingTransactions.length, 0)
+  })
+
+  it('reads the txid out of what hosts resolve with', () => {
+    const txid = 'AB'.repeat(32)
+    assert.equal(txidOf(txid), txid.toLowerCase())
+    assert.equal(txidOf({ transaction: txid }), txid.toLowerCase())
+    assert.equal(txidOf({ txid }), txid.toLowerCase())
+    for (const nothing of [undefined, null, '', 'abc', { transaction: 5 }, 'zz'.repeat(32)]) assert.equal(txidOf(nothing), '')
+  })
+})
