@@ -71,6 +71,8 @@ export async function buildApp (config: AppConfig, overrides: AppOverrides = {})
 
   // Fastify routes take the error handler in force when they are added: it comes first.
   await app.register(errorHandler)
+  // Its preClose hook first: the answers sent while closing close their connections.
+  await app.register(draining)
   await app.register(redis, { clock: overrides.clock })
   await app.register(rateLimit, { clock: overrides.clock, timers: overrides.refusalTimers })
   await app.register(jsonBody)
@@ -83,7 +85,6 @@ export async function buildApp (config: AppConfig, overrides: AppOverrides = {})
   await app.register(fastPathRecorder, { fastPath, ledger })
   await app.register(urlLimit)
   await app.register(requestId)
-  await app.register(draining)
   await app.register(accessLog)
   await app.register(helmet)
   // After the rate limit's count and the metrics' in-flight count, before CORS answers

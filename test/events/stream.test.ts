@@ -290,6 +290,9 @@ describe('the event stream', () => {
     await waitFor('the stream to end', () => stream.ended)
     const answered = await poll
     assert.deepEqual([answered.status, answered.body.data.events], [200, []], 'a waiting long-poll is answered at once')
+    // Answered while the server still listened: kept alive, its connection would have held the
+    // close for the keep-alive timeout (72 s) once idle.
+    assert.equal(answered.headers.get('connection'), 'close')
   })
 
   it('closes a stream\'s connection once the stream ends, even for a client that stopped reading without closing it', { timeout: 30_000 }, async (t) => {

@@ -4,11 +4,13 @@
  * answered in the envelope with a request id and the security headers.
  */
 import assert from 'node:assert/strict'
+import { once } from 'node:events'
 import { connect, type AddressInfo } from 'node:net'
 import { describe, it } from 'node:test'
 import { startApp, type TestApp } from '../helpers/build-app.js'
 import { APP_ID } from '../helpers/sign-in.js'
 import { startEmulator } from '../helpers/start-emulator.js'
+import { waitFor } from '../helpers/wait-for.js'
 
 interface RawAnswer {
   status: number
@@ -123,6 +125,20 @@ describe('hostile requests', () => {
     const xml = await post('/api/auth/session', '<signature/>', 'application/xml')
     assert.equal(xml.status, 415)
     assert.equal(xml.body.message, 'Unsupported media type')
+  })
+
+  it('closes, when it shuts down, connections that never sent a request, which held the close for the headers timeout', { timeout: 30_000 }, async (t) => {
+    const service = await startApp(t, { nodes: ['http://127.0.0.1:9'] })
+    const { port } = service.app.server.address() as AddressInfo
+    const silent = connect(port, '127.0.0.1')
+    const trickling = connect(port, '127.0.0.1')
+    t.after(() => { silent.destroy(); trickling.destroy() })
+    await Promise.all([once(silent, 'connect'), once(trickling, 'connect')])
+    trickling.write('GET /api/nodeinfo HTTP/1.1\r\nHost: te')
+    await waitFor('the service to hold both', async () => await new Promise<number>(resolve => service.app.server.getConnections((_error, count) => resolve(count))) === 2)
+    const closed = Promise.all([once(silent, 'close'), once(trickling, 'close')])
+    await service.app.close()
+    await closed
   })
 
   it('cuts a body trickled slower than REQUEST_TIMEOUT_MS with 408', { timeout: 30_000 }, async (t) => {
