@@ -127,11 +127,10 @@ describe('bastyon-miniapp-client', () => {
     const following = client.follow(['blocks'], event => { events.push(event) })
     t.after(() => following.close())
     assert.equal(following.transport, 'poll')
-    // Mined until one arrives: the first poll may start after the first block.
-    await waitFor('a block event', () => {
-      if (events.length === 0) node.mineBlock()
-      return events.some(event => event.event === 'block')
-    })
+    // A poll without `since` waits for what comes next: the block is mined once it waits.
+    await waitFor('the first poll to wait', () => app.app.eventStreams.polls === 1)
+    node.mineBlock()
+    await waitFor('a block event', () => events.some(event => event.event === 'block'))
     const block = events.find(event => event.event === 'block') as MiniAppEvent
     assert.equal(block.data.topic, 'blocks')
     assert.equal(typeof block.data.height, 'number')
