@@ -13,14 +13,11 @@
  *
  * So only the demo's own page may pay (issue #39): any other web page the developer opens could
  * otherwise spend the wallet. The service's CORS (`CORS_ORIGINS=*` in the demo) is off for the
- * pay route, its preflight refused; a request whose `Origin` is not the page's own is refused;
- * and so is a `Host` that is a domain name other than `localhost`, which is how DNS rebinding
- * makes a foreign page same-origin (an IP address cannot be rebound). Programs that send no
- * `Origin`, such as curl, may pay, as they may through the emulator's controls.
+ * pay route, its preflight refused, and the page's origin checked (demo-origin.ts).
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { isIP } from 'node:net'
+import type { FastifyInstance } from 'fastify'
 import { CONTROLS_PATH, DEVNODE_WALLET, PAYMENT_FEE_SAT } from './controls.js'
+import { refusalOf } from './demo-origin.js'
 
 export const DEMO_WALLET_PATH = '/demo/wallet'
 
@@ -38,21 +35,6 @@ async function readAnswer (response: Response): Promise<any> {
   }
 }
 
-/** Why a request may not pay, or undefined when it may: see the rules above. */
-export function refusalOf (request: FastifyRequest): string | undefined {
-  // request.host is the Host header (or X-Forwarded-Host behind a trusted proxy), port included.
-  const host = request.host
-  const hostname = host.replace(/:\d+$/, '').replace(/^\[(.*)\]$/, '$1')
-  if (hostname !== 'localhost' && isIP(hostname) === 0) {
-    return `the demo wallet pays for pages opened at localhost or an IP address, not at ${JSON.stringify(host)}`
-  }
-  const origin = request.headers.origin
-  if (origin !== undefined && origin !== `${request.protocol}://${host}`) {
-    return `the demo wallet pays for the demo's own page only, not for ${JSON.stringify(origin)}`
-  }
-  return undefined
-}
-
 export function mountDemoWallet (app: FastifyInstance, { emulatorUrl }: DemoWalletOptions): void {
   app.get(DEMO_WALLET_PATH, async () => ({ message: 'The demo wallet', data: { address: DEVNODE_WALLET, feeSat: PAYMENT_FEE_SAT } }))
 
@@ -63,7 +45,7 @@ export function mountDemoWallet (app: FastifyInstance, { emulatorUrl }: DemoWall
   })
 
   app.post(payPath, { config: { cors: false } }, async (request, reply) => {
-    const foreign = refusalOf(request)
+    const foreign = refusalOf(request, 'the demo wallet pays')
     if (foreign !== undefined) {
       request.log.warn({ host: request.host, origin: request.headers.origin }, `Demo wallet: refused, ${foreign}`)
       return reply.code(403).send({ message: 'Not paid', error: foreign })

@@ -2,8 +2,10 @@
 // paying tips. `?refreshMs=` sets the node panel's refresh interval (default 5000 ms);
 // `?commentsPageSize=` the post panel's comments per page (default 20); `?tipPollMs=` how often
 // the tip panel reads its invoice when the event stream is refused (default 5000 ms);
-// `?wallet=demo` offers the demo wallet, which only `npm run demo` has, to pay tips standalone.
+// `?wallet=demo` offers the demo wallet, which only `npm run demo` has, to pay tips standalone;
+// `?signer=<name>` signs in standalone as a made-up user of that name, also in `npm run demo` only.
 import { connectBastyon } from './js/bastyon.js'
+import { connectDemoSigner } from './js/demo-signer.js'
 import { connectDemoWallet } from './js/demo-wallet.js'
 import { startNodePanel } from './js/node-panel.js'
 import { createPostPanel } from './js/post-panel.js'
@@ -39,4 +41,6 @@ const connecting = connectBastyon()
 // At once, not after the host answers: the tip form must never submit as a plain HTML form.
 createTipPanel(document.getElementById('tip-panel'), { bastyon: connecting, demoWallet, pollMs: tipPollMs })
 const bastyon = await connecting
-if (bastyon) createSignIn(document.getElementById('account'), { bastyon, profile })
+// Outside Bastyon, in the demo, `?signer=` signs in with the demo's signer instead.
+const signer = bastyon ?? (query.has('signer') ? await connectDemoSigner(query.get('signer')) : undefined)
+if (signer) createSignIn(document.getElementById('account'), { bastyon: signer, profile })

@@ -14,12 +14,14 @@
  *
  * Without Bastyon there is no host to pay with, so the emulator's controls are on (loopback only,
  * devnode/controls.ts: pay, mine, re-org over HTTP) and the service gets the demo wallet's routes
- * (devnode/demo-wallet.ts), which the page offers at `/?wallet=demo`.
+ * (devnode/demo-wallet.ts), which the page offers at `/?wallet=demo`, and a signer for sign-in in
+ * a plain browser (devnode/demo-signer.ts, `/?signer=<name>`).
  */
 import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { addressOf, testKey } from '../devnode/bastyon-host.js'
+import { mountDemoSigner } from '../devnode/demo-signer.js'
 import { mountDemoWallet } from '../devnode/demo-wallet.js'
 import { CONTROLS_PATH, createEmulator } from '../devnode/server.js'
 import { buildApp } from '../src/app.js'
@@ -81,6 +83,7 @@ const app = await buildApp(config).catch(async (err: unknown) => {
   throw err
 })
 mountDemoWallet(app, { emulatorUrl: emulator.url })
+if (config.BASTYON_APP_ID !== '') mountDemoSigner(app, { appId: config.BASTYON_APP_ID })
 const shutdown = async (): Promise<void> => {
   await app.close()
   await emulator.close()
@@ -108,7 +111,7 @@ Pay that invoice as the host would (the receiver, its amount in satoshi, its mem
 console.log(`
 Pocketnet node emulator: ${emulator.url} (controls: POST ${controls}/pay, /mine, /disconnect)
 Service:                 ${base}  (listening on ${listening})
-Demo page:               ${base}/?wallet=demo  (the emulator's wallet pays tips; ${base}/ as outside the demo)
+Demo page:               ${base}/?wallet=demo&signer=demo  (the emulator's wallet pays tips, a made-up user signs in; ${base}/ as outside the demo)
 API docs:                ${base}/docs
 Tips:                    ${tips}
 Invoices:                ${config.DATABASE_URL === '' ? config.DATA_DIR : 'DATABASE_URL'}

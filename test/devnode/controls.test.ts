@@ -11,9 +11,11 @@ import { request } from 'node:http'
 import { describe, it } from 'node:test'
 import { addressOf, testKey } from '../../devnode/bastyon-host.js'
 import { isLoopback } from '../../devnode/controls.js'
+import { demoSignerKey, mountDemoSigner } from '../../devnode/demo-signer.js'
 import { mountDemoWallet } from '../../devnode/demo-wallet.js'
 import { CONTROLS_PATH, DEVNODE_WALLET, PAYMENT_FEE_SAT, type Emulator } from '../../devnode/server.js'
 import { startApp } from '../helpers/build-app.js'
+import { APP_ID } from '../helpers/sign-in.js'
 import { startEmulator } from '../helpers/start-emulator.js'
 
 const RECEIVER = addressOf(testKey('controls receiver'))
@@ -269,5 +271,45 @@ describe('the demo wallet\'s routes', () => {
     const gone = await service.get('/demo/wallet/pay', post(order))
     assert.equal(gone.status, 502)
     assert.match(gone.body.error, /^the emulator did not answer \(/)
+  })
+})
+
+describe('the demo signer\'s routes', () => {
+  it('sign as the host does with a made-up key per name, which the service\'s sign-in takes', async (t) => {
+    const node = await startEmulator(t)
+    const service = await startApp(t, { nodes: [node.url], env: { BASTYON_APP_ID: APP_ID }, extend: app => mountDemoSigner(app, { appId: APP_ID }) })
+    const alice = addressOf(demoSignerKey('alice'))
+    assert.deepEqual((await service.get('/demo/signer?signer=alice')).body, { message: 'The demo signer', data: { signer: 'alice', address: alice } })
+    assert.notEqual((await service.get('/demo/signer')).body.data.address, alice, 'another name, another user')
+
+    const challenge = (await service.get('/api/auth/challenge', { method: 'POST' })).body.data.challenge
+    const json = { 'content-type': 'application/json' }
+    const signed = await service.get('/demo/signer/sign', { method: 'POST', headers: json, body: JSON.stringify({ text: challenge, signer: 'alice' }) })
+    assert.equal(signed.status, 200)
+    assert.equal(signed.body.data.address, alice)
+    const session = await service.get('/api/auth/session', { method: 'POST', headers: json, body: JSON.stringify({ signature: signed.body.data.signature }) })
+    assert.equal(session.status, 200, JSON.stringify(session.body))
+    assert.equal(session.body.data.address, alice)
+  })
+
+  it('refuse another page, a rebound Host, a bad signer name and a text that is not one', async (t) => {
+    const node = await startEmulator(t)
+    const service = await startApp(t, { nodes: [node.url], env: { BASTYON_APP_ID: APP_ID, CORS_ORIGINS: '*' }, extend: app => mountDemoSigner(app, { appId: APP_ID }) })
+    const sign = `${service.url}/demo/signer/sign`
+    const json = { 'content-type': 'application/json' }
+    const port = new URL(service.url).port
+    const preflight = await rawPost(sign, { origin: 'https://evil.example', 'access-control-request-method': 'POST' }, '', 'OPTIONS')
+    assert.equal(preflight.status, 403)
+    assert.equal(preflight.headers['access-control-allow-origin'], undefined)
+    const foreign = await rawPost(sign, { ...json, origin: 'https://evil.example' }, JSON.stringify({ text: 'x' }))
+    assert.deepEqual([foreign.status, foreign.body.error], [403, 'the demo signer signs for the demo\'s own page only, not for "https://evil.example"'])
+    const rebound = await rawPost(sign, { ...json, host: `evil.example:${port}`, origin: `http://evil.example:${port}` }, JSON.stringify({ text: 'x' }))
+    assert.equal(rebound.status, 403)
+    for (const body of [{ text: 'x', signer: 'Alice!' }, { text: 5 }, { text: 'x'.repeat(1025) }]) {
+      const refused = await rawPost(sign, json, JSON.stringify(body))
+      assert.equal(refused.status, 400, JSON.stringify(body).slice(0, 40))
+      assert.equal(refused.body.message, 'Not signed')
+    }
+    assert.equal((await service.get('/demo/signer?signer=Alice!')).status, 400)
   })
 })

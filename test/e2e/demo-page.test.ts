@@ -4,6 +4,7 @@ import type { Browser, Page } from 'playwright-core'
 import { generateDataset, type CommentRecord, type UserRecord } from '../../devnode/data/generate.js'
 import type { Emulator } from '../../devnode/server.js'
 import { addressOf, sdkSign, testKey } from '../../devnode/bastyon-host.js'
+import { demoSignerKey, mountDemoSigner } from '../../devnode/demo-signer.js'
 import { startApp, type TestApp } from '../helpers/build-app.js'
 import { ARTIFACTS_DIR, launchBrowser, openPage as openPageAt, type PageOptions } from '../helpers/browser.js'
 import { APP_ID, giveAccount } from '../helpers/sign-in.js'
@@ -29,7 +30,12 @@ before(async () => {
   // polls /api/nodeinfo every 150 ms, all from one address: well over the default rate limit
   // (300 a minute) in a full run, which these tests are not about.
   // The live event stream follows the emulator's chain; every page opens one, all from one address.
-  service = await startApp(suite, { nodes: [node.url], env: { CACHE_TTL_NODEINFO_MS: '0', BASTYON_APP_ID: APP_ID, RATE_LIMIT_MAX: '100000', EVENTS_INGEST: 'true', EVENTS_MAX_STREAMS_PER_CLIENT: '1000' } })
+  service = await startApp(suite, {
+    nodes: [node.url],
+    env: { CACHE_TTL_NODEINFO_MS: '0', BASTYON_APP_ID: APP_ID, RATE_LIMIT_MAX: '100000', EVENTS_INGEST: 'true', EVENTS_MAX_STREAMS_PER_CLIENT: '1000' },
+    // As `npm run demo` has it: the signer the page uses with ?signer= outside Bastyon.
+    extend: app => mountDemoSigner(app, { appId: APP_ID }),
+  })
   browser = await launchBrowser(suite)
 })
 after(async () => {
@@ -382,6 +388,20 @@ describe('the demo page', () => {
     await page.locator('[data-testid="auth-status"].error', { hasText: 'The user declined' }).waitFor()
     await page.getByTestId('sign-in').and(page.locator(':enabled')).waitFor()
     assert.equal(await page.getByTestId('my-profile').isVisible(), false)
+  })
+
+  it('signs in without Bastyon in the demo (?signer=alice) as the demo signer\'s made-up user, and never offers it where the service has no demo signer', async (t) => {
+    const page = await openPage(t, { query: 'signer=alice' })
+    await page.getByRole('button', { name: 'Sign in with Bastyon' }).click()
+    await page.getByTestId('auth-status').filter({ hasText: addressOf(demoSignerKey('alice')) }).waitFor()
+    await page.getByTestId('my-profile').waitFor()
+
+    // Elsewhere (no demo): GET /demo/signer is a 404, and the page offers no sign-in.
+    const elsewhere = await openPage(t, { query: 'signer=alice' })
+    await elsewhere.route('**/demo/signer?**', route => route.fulfill({ status: 404, contentType: 'application/json', body: '{"message":"Not found","error":"no route"}' }))
+    await elsewhere.reload()
+    await elsewhere.locator('#node-panel[data-state="ok"]').waitFor()
+    assert.equal(await elsewhere.getByTestId('sign-in').isVisible(), false)
   })
 
   it('hides "my profile" without the SDK', async (t) => {

@@ -8,8 +8,10 @@
 import assert from 'node:assert/strict'
 import { rmSync } from 'node:fs'
 import { describe, it } from 'node:test'
-import { createClient, MiniAppError, txidOf, type Host, type Invoice, type MiniAppEvent } from 'bastyon-miniapp-client'
+import { createClient, demoHost, MiniAppError, satoshiOfPkoin, txidOf, type Host, type Invoice, type MiniAppEvent } from 'bastyon-miniapp-client'
 import { addressOf, sdkSign, testKey } from '../../devnode/bastyon-host.js'
+import { demoSignerKey, mountDemoSigner } from '../../devnode/demo-signer.js'
+import { mountDemoWallet } from '../../devnode/demo-wallet.js'
 import type { Emulator } from '../../devnode/server.js'
 import { startApp, type TestApp } from '../helpers/build-app.js'
 import { APP_ID } from '../helpers/sign-in.js'
@@ -24,8 +26,8 @@ const USER = addressOf(USER_KEY)
 const RECEIVER = addressOf(testKey('miniapp-client receiver'))
 const PKOIN = 100_000_000
 
-async function service (t: WithAfter): Promise<{ node: Emulator, app: TestApp }> {
-  const node = await startEmulator(t)
+async function service (t: WithAfter, demo = false): Promise<{ node: Emulator, app: TestApp }> {
+  const node = await startEmulator(t, { controls: demo })
   const dataDir = await freshDataDir()
   t.after(() => rmSync(dataDir, { recursive: true, force: true }))
   const app = await startApp(t, {
@@ -40,6 +42,8 @@ async function service (t: WithAfter): Promise<{ node: Emulator, app: TestApp }>
       EVENTS_INGEST: 'true',
       EVENTS_POLL_WAIT_MS: '2000',
     },
+    // As `npm run demo` has them: a signer and a wallet for a plain browser.
+    ...(demo ? { extend: (fastify) => { mountDemoWallet(fastify, { emulatorUrl: node.url }); mountDemoSigner(fastify, { appId: APP_ID }) } } : {}),
   })
   await waitFor('the service to follow the chain', () => app.app.events.lastId.split('-')[1] !== '0')
   return { node, app }
@@ -191,6 +195,30 @@ describe('bastyon-miniapp-client', () => {
     const silent: Host = { sign: async () => ({}), payment: async () => ({ ok: true }) }
     await assert.rejects(createClient({ baseUrl: app.url, host: silent }).pay(invoice), { reason: 'Not paid', detail: 'the host sent no transaction' })
     assert.equal(node.chain.pendingTransactions.length, 0)
+  })
+
+  it('signs in and pays in a plain browser\'s way against npm run demo: the demo signer and the demo wallet', async (t) => {
+    const { node, app } = await service(t, true)
+    const client = createClient({ baseUrl: app.url, host: demoHost({ baseUrl: app.url, signer: 'bob' }) })
+    assert.equal((await client.signIn()).address, addressOf(demoSignerKey('bob')))
+    const invoice = await client.request<Invoice>('/api/payments/tips', { method: 'POST', body: { amount: 123_456_789 } })
+    let settled = false
+    const paid = client.pay(invoice)
+    paid.then(() => { settled = true }, () => { settled = true })
+    await waitFor('the demo wallet to pay', () => node.chain.pendingTransactions.length === 1)
+    assert.deepEqual(node.chain.pendingTransactions[0]?.outputs[0], { address: RECEIVER, amount: 123_456_789 })
+    await waitFor('the invoice to be confirmed', () => {
+      if (!settled) node.mineBlock()
+      return settled
+    })
+    assert.equal((await paid).state, 'confirmed')
+  })
+
+  it('converts the host\'s PKOIN to satoshi by their decimal text', () => {
+    assert.equal(satoshiOfPkoin(1.23456789), 123_456_789)
+    assert.equal(satoshiOfPkoin(0.3), 30_000_000)
+    assert.equal(satoshiOfPkoin(0.1 + 0.2), 30_000_000)
+    for (const wrong of [0, -1, Number.NaN, Infinity, 1e9]) assert.throws(() => satoshiOfPkoin(wrong), { name: 'MiniAppError' }, String(wrong))
   })
 
   it('reads the txid out of what hosts resolve with', () => {

@@ -3,6 +3,7 @@
  * No dependencies; an ES module for the browser (and Node 20, for tests).
  */
 export { createClient, type ClientOptions, type MiniAppClient, type PayOptions, type Session, type SessionStore } from './client.js'
+export { demoHost, satoshiOfPkoin, type DemoHostOptions } from './demo-host.js'
 export { MiniAppError } from './errors.js'
 export type { EventSourceConstructor, EventSourceLike, FollowOptions, Following, MiniAppEvent, Transport } from './events.js'
 export { connectHost, txidOf, type Host, type HostPaymentRequest } from './host.js'
