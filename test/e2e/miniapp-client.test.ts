@@ -112,6 +112,16 @@ describe('bastyon-miniapp-client in Chromium', () => {
     assert.equal(new Set(tickets).size, tickets.length, 'a new ticket for each stream')
   })
 
+  it('falls back to long-polling when the first stream is refused (a proxy that answers it with an error)', async (t) => {
+    const page = await clientPage(t, async page => {
+      await page.route('**/api/events?**', route => route.fulfill({ status: 502, contentType: 'text/plain', body: 'Bad gateway' }))
+    })
+    assert.equal(await page.evaluate(() => (window as any).follow(['blocks'])), 'stream')
+    await page.waitForFunction(() => (window as any).following.transport === 'poll')
+    const blocks = await blocksAbove(page, node.height)
+    assert.equal(blocks.at(-1)?.data.topic, 'blocks')
+  })
+
   it('falls back to long-polling when the stream never opens (a transport that buffers it)', async (t) => {
     const page = await clientPage(t, async page => {
       // The stream's request is held and never answered: no headers, no open, as behind a

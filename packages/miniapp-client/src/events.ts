@@ -25,7 +25,7 @@ export type Transport = 'stream' | 'poll'
 export interface FollowOptions {
   /** Resume after this event id (one a previous `Following` gave). */
   since?: string
-  /** `auto` (the default): a stream where `EventSource` exists and opens in time, else long-polling. */
+  /** `auto` (the default): a stream where `EventSource` exists and its first stream opens in time, else long-polling. */
   transport?: Transport | 'auto'
   /** Told of each failure the client recovers from by retrying (the service away, a 429). */
   onError?: (error: MiniAppError) => void
@@ -71,6 +71,8 @@ export function follow (context: FollowContext, topics: string[], onEvent: (even
   let transport: Transport = wanted === 'poll' || context.EventSource === undefined ? 'poll' : 'stream'
   if (wanted === 'stream' && context.EventSource === undefined) throw new TypeError('no EventSource here: follow with transport poll or auto')
   let lastEventId = options.since
+  /** Whether a stream ever opened here: until one has, `auto` takes an error for a transport without streams. */
+  let streamed = false
   let closed = false
   let failures = 0
   let source: EventSourceLike | undefined
@@ -120,6 +122,7 @@ export function follow (context: FollowContext, topics: string[], onEvent: (even
     }
     stream.onopen = () => {
       opened = true
+      streamed = true
       failures = 0
       if (timer !== undefined) clearTimeout(timer)
       timer = undefined
@@ -140,6 +143,12 @@ export function follow (context: FollowContext, topics: string[], onEvent: (even
       stream.close()
       if (closed || source !== stream || transport !== 'stream') return
       if (timer !== undefined) clearTimeout(timer)
+      if (wanted === 'auto' && !streamed) {
+        // Refused before it ever opened (a proxy that answers streams with an error): poll, for good.
+        transport = 'poll'
+        run(poll)
+        return
+      }
       later(failed(new MiniAppError(0, 'The event stream ended', opened ? 'reconnecting' : 'it did not open')), () => run(openStream))
     }
   }
