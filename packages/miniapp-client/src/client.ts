@@ -6,14 +6,7 @@ import { MiniAppError, reasonOf } from './errors.js'
 import { follow, type EventSourceConstructor, type FollowOptions, type Following, type MiniAppEvent, type Transport } from './events.js'
 import { txidOf, type Host } from './host.js'
 import { requestData, type Fetch, type RequestOptions } from './request.js'
-import type { Invoice } from './types.js'
-
-export interface Session {
-  token: string
-  address: string
-  /** ISO 8601. */
-  expiresAt: string
-}
+import type { Challenge, CheckedTransaction, Invoice, Session, StreamTicket } from './api-types.js'
 
 /** Where the session is kept across reloads: `sessionStorage`, say. Default: nowhere (memory only). */
 export interface SessionStore {
@@ -104,7 +97,7 @@ export function createClient (options: ClientOptions = {}): MiniAppClient {
     EventSource: 'EventSource' in options ? options.EventSource : (globalThis as { EventSource?: EventSourceConstructor }).EventSource,
     streamOpenTimeoutMs: options.streamOpenTimeoutMs ?? 5000,
     retryMs: options.retryMs ?? 3000,
-    ticket: async () => session === undefined ? undefined : (await request<{ ticket: string }>('/api/events/ticket', { method: 'POST', auth: true })).ticket,
+    ticket: async () => session === undefined ? undefined : (await request<StreamTicket>('/api/events/ticket', { method: 'POST', auth: true })).ticket,
   }
 
   function pay (invoice: Invoice, payOptions: PayOptions = {}): Promise<Invoice> {
@@ -143,7 +136,7 @@ export function createClient (options: ClientOptions = {}): MiniAppClient {
         const txid = txidOf(result)
         if (txid === '') throw new MiniAppError(0, 'Not paid', 'the host sent no transaction')
         // A hint that speeds the check up; the chain decides either way.
-        const checked = await request<{ invoice: Invoice }>(`/api/payments/invoices/${encodeURIComponent(invoice.id)}/transaction`, { method: 'POST', body: { txid } })
+        const checked = await request<CheckedTransaction>(`/api/payments/invoices/${encodeURIComponent(invoice.id)}/transaction`, { method: 'POST', body: { txid } })
         update(checked.invoice)
       })().catch(error => finish(error))
     })
@@ -154,7 +147,7 @@ export function createClient (options: ClientOptions = {}): MiniAppClient {
     request,
     async signIn () {
       if (host === undefined) throw new MiniAppError(0, 'Not signed in', 'no host to sign with: open the app in Bastyon, or give the client a stand-in host')
-      const { challenge } = await request<{ challenge: string }>('/api/auth/challenge', { method: 'POST' })
+      const { challenge } = await request<Challenge>('/api/auth/challenge', { method: 'POST' })
       let signature: unknown
       try {
         signature = await host.sign(challenge)

@@ -9,6 +9,7 @@
  * `EventSource` that reconnects alone would reuse a used stream ticket, or a stale `since`.
  */
 import { MiniAppError } from './errors.js'
+import type { PolledEvents } from './api-types.js'
 import { requestData, type Fetch } from './request.js'
 
 export interface MiniAppEvent {
@@ -159,7 +160,7 @@ export function follow (context: FollowContext, topics: string[], onEvent: (even
       const query = new URLSearchParams({ topics: topics.join(',') })
       if (lastEventId !== undefined) query.set('since', lastEventId)
       try {
-        const data = await requestData<{ events: MiniAppEvent[], lastEventId: string, resync: boolean }>(context.fetch, `${context.baseUrl}/api/events/poll?${query}`, { signal: abort.signal })
+        const data = await requestData<PolledEvents>(context.fetch, `${context.baseUrl}/api/events/poll?${query}`, { signal: abort.signal })
         if (closed) return
         failures = 0
         if (data.resync) deliver({ id: '', event: 'resync', data: { reason: 'Some events are no longer kept: read the state again' } })
