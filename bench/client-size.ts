@@ -4,10 +4,10 @@
  * gzipped (level 9) and brotli-compressed, against the goal of issue #35 (≤ 8 KB minified and
  * gzipped). Writes its table into bench/results.md, between the client-size markers.
  */
-import { readFileSync, writeFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { brotliCompressSync, gzipSync } from 'node:zlib'
 import { build } from 'esbuild'
+import { writeResultsSection } from './results-file.js'
 
 const ENTRY = fileURLToPath(new URL('../packages/miniapp-client/src/index.ts', import.meta.url))
 
@@ -32,11 +32,4 @@ const text = [
   `| minified, brotli | ${kb(brotli)} | |`,
 ].join('\n')
 console.log(`\n${text}\n`)
-const resultsPath = fileURLToPath(new URL('./results.md', import.meta.url))
-const results = readFileSync(resultsPath, 'utf8')
-const [start, end] = ['<!-- client-size:start -->', '<!-- client-size:end -->']
-const section = `${start}\n${text}\n${end}`
-writeFileSync(resultsPath, results.includes(start)
-  ? results.slice(0, results.indexOf(start)) + section + results.slice(results.indexOf(end) + end.length)
-  : `${results.trimEnd()}\n\n### The browser client's size (issue #35)\n\nCommand: \`npm run bench:client-size\`.\n\n${section}\n`)
-console.log('bench/results.md updated')
+writeResultsSection('client-size', '### The browser client\'s size (issue #35)\n\nCommand: `npm run bench:client-size`.', text)

@@ -20,11 +20,11 @@
  * later, the service and the emulator are stopped before this process exits.
  */
 import { execFileSync } from 'node:child_process'
-import { readFileSync, writeFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { connect, type Socket } from 'node:net'
-import { fileURLToPath } from 'node:url'
 import { createEmulator } from '../devnode/server.js'
 import { load, startService, stop, type Measured } from './harness.js'
+import { writeResultsSection } from './results-file.js'
 
 const STREAMS = Number(process.env.BENCH_STREAMS ?? 10_000)
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 5)
@@ -152,12 +152,5 @@ const table = [
   `| cached \`GET /api/nodeinfo\` req/s, streams open / none | ${withStreams.requestsPerSecond} / ${alone.requestsPerSecond} = ${(ratio * 100).toFixed(0)} % | ≥ 80 % |`,
 ].join('\n')
 console.log(table)
-const resultsPath = fileURLToPath(new URL('./results.md', import.meta.url))
-const results = readFileSync(resultsPath, 'utf8')
-const [start, end] = ['<!-- events:start -->', '<!-- events:end -->']
-const section = `${start}\n${table}\n${end}`
-writeFileSync(resultsPath, results.includes(start)
-  ? results.slice(0, results.indexOf(start)) + section + results.slice(results.indexOf(end) + end.length)
-  : `${results.trimEnd()}\n\n### Live events (issue #27)\n\n${section}\n`)
-console.log('bench/results.md updated')
+writeResultsSection('events', '### Live events (issue #27)', table)
 process.exit(0)

@@ -32,10 +32,10 @@
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
-import { readFileSync, writeFileSync } from 'node:fs'
 import { Agent, request } from 'node:http'
 import { connect } from 'node:net'
 import { fileURLToPath } from 'node:url'
+import { writeResultsSection } from './results-file.js'
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10)
@@ -267,11 +267,4 @@ const table = [
 ].join('\n')
 console.log(`\n${table}`)
 
-const resultsPath = new URL('results.md', import.meta.url)
-const results = readFileSync(resultsPath, 'utf8')
-const start = '<!-- hostile:start -->'
-const end = '<!-- hostile:end -->'
-writeFileSync(resultsPath, results.includes(start) && results.includes(end)
-  ? results.slice(0, results.indexOf(start) + start.length) + `\n${table}\n` + results.slice(results.indexOf(end))
-  : `${results.trimEnd()}\n\n### Hostile requests (issue #24)\n\n${start}\n${table}\n${end}\n`)
-console.log('\nbench/results.md updated')
+writeResultsSection('hostile', '### Hostile requests (issue #24)', table)

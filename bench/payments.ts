@@ -25,7 +25,7 @@
  * Writes its tables into bench/results.md, between the payments markers.
  */
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { createServer, type IncomingMessage } from 'node:http'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -35,6 +35,7 @@ import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
 import type { InvoiceView } from '../src/payments/payments-service.js'
 import { CPUS, cpuMicros, cpuSeconds, startChild, stop } from './harness.js'
+import { writeResultsSection } from './results-file.js'
 
 const PENDING = Number(process.env.BENCH_PAYMENTS_PENDING ?? 10_000)
 const CREATIONS = Number(process.env.BENCH_PAYMENTS_CREATIONS ?? 2000)
@@ -327,14 +328,7 @@ async function measure (cleanups: Array<() => unknown>): Promise<void> {
     `Latency: ${LATENCY_PAYMENTS} payments for each kind of invoice (below 100 samples, the p99 is the slowest), ${PER_BLOCK} to a block, from the moment the emulator writes the confirming block's WebSocket messages to the \`payment:<id>\` event the service announces once the \`confirmed\` transition is committed ("store"), and to the app's \`app.payments.on('confirmed')\` handler, which the outbox feeds ("handler"). The emulator's clock is read on this process's through the fastest of 50 round trips (${bestRoundTrip.toFixed(2)} ms).`,
   ].join('\n')
   console.log(`\n${text}\n`)
-  const resultsPath = fileURLToPath(new URL('./results.md', import.meta.url))
-  const results = readFileSync(resultsPath, 'utf8')
-  const [start, end] = ['<!-- payments:start -->', '<!-- payments:end -->']
-  const section = `${start}\n${text}\n${end}`
-  writeFileSync(resultsPath, results.includes(start)
-    ? results.slice(0, results.indexOf(start)) + section + results.slice(results.indexOf(end) + end.length)
-    : `${results.trimEnd()}\n\n### Payments (issue #26)\n\nCommand: \`npm run bench:payments\`.\n\n${section}\n`)
-  console.log('bench/results.md updated')
+  writeResultsSection('payments', '### Payments (issue #26)\n\nCommand: `npm run bench:payments`.', text)
 }
 
 if (process.argv[2] === '--emulator') await emulatorProcess()

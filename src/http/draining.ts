@@ -25,6 +25,7 @@ export default fp(async (app) => {
     silent.add(socket)
     socket.once('close', () => silent.delete(socket))
   })
+  // Per request, not per connection: a connection that sent part of its headers is silent too.
   app.server.on('request', request => { silent.delete(request.socket) })
   const closeSilent = (): void => {
     for (const socket of silent) socket.destroy()
