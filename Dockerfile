@@ -9,8 +9,10 @@ FROM node:20-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY lib/package.json ./lib/
-# The browser client's manifest: a workspace of the lockfile, which npm ci checks; the service never loads it.
+# The packages' manifests: workspaces of the lockfile, which npm ci checks; the service loads none of them.
 COPY packages/miniapp-client/package.json ./packages/miniapp-client/
+COPY packages/miniapp-server/package.json ./packages/miniapp-server/
+COPY packages/miniapp-testkit/package.json ./packages/miniapp-testkit/
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY lib ./lib
@@ -25,6 +27,8 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 COPY lib/package.json ./lib/
 COPY packages/miniapp-client/package.json ./packages/miniapp-client/
+COPY packages/miniapp-server/package.json ./packages/miniapp-server/
+COPY packages/miniapp-testkit/package.json ./packages/miniapp-testkit/
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist ./dist
 COPY --from=build /app/lib/dist ./lib/dist

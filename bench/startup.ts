@@ -28,10 +28,11 @@ function usageOf (pid: number): { cpuMs: number, rssMb: number } {
   return { cpuMs, rssMb: rssKb / 1024 }
 }
 
-/** Starts the service with `args` (the start script's by default) and measures it until it listens. */
-export async function measureStart (env: Record<string, string>, args = START_ARGS): Promise<Start> {
+/** Starts the service with `args` (the start script's by default), in `cwd`, and measures it until it listens. */
+export async function measureStart (env: Record<string, string>, args = START_ARGS, cwd?: string): Promise<Start> {
   const started = performance.now()
   const child = spawn(process.execPath, args, {
+    ...(cwd === undefined ? {} : { cwd }),
     env: { ...process.env, ...env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'inherit'],
   })

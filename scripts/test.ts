@@ -52,12 +52,12 @@ const PROCESSES = [
   // One Chromium for every page.
   ['e2e'],
   // The built service, the packed packages and the payments' crash tests, run as processes.
-  ['app/shutdown', 'deploy', 'lib/package', 'miniapp-client/package', 'payments/service-crash', 'payments/crash'],
+  ['app/shutdown', 'deploy', 'lib/package', 'miniapp-client/package', 'miniapp-server/package', 'miniapp-testkit/package', 'create-miniapp', 'payments/service-crash', 'payments/crash'],
   ['db', 'docs', 'fast-path', 'metrics', 'rate-limit', 'resilience', 'scale-out'],
   ['events', 'routes', 'devnode', 'lib'],
   // The demo as a process (its embedded database made anew) beside the payments' own.
-  ['payments', 'deploy/demo'],
-  ['http', 'auth', 'app', 'miniapp-client'],
+  ['payments', 'deploy/demo', 'examples'],
+  ['http', 'auth', 'app', 'miniapp-client', 'miniapp-server', 'miniapp-testkit'],
 ]
 /** Folders that are not part of `npm test`: the contract suite needs a real node (npm run test:contract). */
 const NOT_HERE = new Set(['contract', 'helpers', 'fixtures'])

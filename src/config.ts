@@ -106,8 +106,8 @@ export type AppConfig = Static<typeof ConfigSchema>
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** The validated configuration, for the plugins that read it. */
-    config: AppConfig
+    /** The validated configuration, for the plugins that read it (named so that it never meets the `config` of @fastify/env in a developer's app). */
+    miniAppConfig: AppConfig
   }
 }
 

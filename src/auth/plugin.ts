@@ -44,7 +44,7 @@ export interface AuthPluginOptions {
 }
 
 export default fp<AuthPluginOptions>(async (app, { now = Date.now }) => {
-  const config = app.config
+  const config = app.miniAppConfig
   app.decorateRequest('user', null)
   let signIn: SignIn | undefined
   if (config.BASTYON_APP_ID !== '') {

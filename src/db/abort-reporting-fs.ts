@@ -19,7 +19,7 @@ export class AbortReportingNodeFS extends NodeFS {
     this.#onAbort = onAbort
   }
 
-  override async init (pg: PGliteOfFs, options: ModuleOptions) {
+  override async init (pg: PGliteOfFs, options: ModuleOptions): ReturnType<NodeFS['init']> {
     const chained = options.onAbort
     return await super.init(pg, {
       ...options,

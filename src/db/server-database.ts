@@ -11,6 +11,12 @@ const INT8_OID = 20
 /** serialization_failure, deadlock_detected: the transaction can simply run again. */
 const RETRY_STATES = new Set(['40001', '40P01'])
 const MAX_ATTEMPTS = 5
+/**
+ * How long a new connection may take (TCP, TLS, authentication) before it fails: a server that
+ * accepts and never answers would otherwise hold the start, and any query waiting for a
+ * connection, for ever (pg waits without a bound by default).
+ */
+export const CONNECT_TIMEOUT_MS = 10_000
 
 /** BIGINT as a number while it is a safe integer (as PGlite gives it), a bigint beyond. */
 function parseInt8 (text: string): number | bigint {
@@ -42,11 +48,13 @@ export interface ServerDatabaseOptions {
   maxConnections?: number
   /** An idle connection failed (the server went away): for logs; the pool replaces it. */
   onError?: (error: Error) => void
+  /** Default CONNECT_TIMEOUT_MS. */
+  connectTimeoutMs?: number
 }
 
 /** Connects to the PostgreSQL server at `url` (postgres://user:password@host:port/database). */
 export async function openServerDatabase (url: string, options: ServerDatabaseOptions = {}): Promise<Database> {
-  const pool = new pg.Pool({ connectionString: url, max: options.maxConnections ?? 10, types })
+  const pool = new pg.Pool({ connectionString: url, max: options.maxConnections ?? 10, connectionTimeoutMillis: options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS, types })
   pool.on('error', error => options.onError?.(error))
   try {
     await pool.query('SELECT 1')

@@ -49,7 +49,7 @@ export interface EventsPluginOptions {
 }
 
 export default fp<EventsPluginOptions>(async (app, { now = Date.now, timers = REAL_TIMERS }) => {
-  const config = app.config
+  const config = app.miniAppConfig
   const retain = { maxEvents: config.EVENTS_RETAIN, maxAgeMs: config.EVENTS_RETAIN_S * 1000 }
   const hub = new EventHub({ ...retain, now }, err => app.log.warn({ err: { message: (err as Error)?.message } }, 'Chain events: a listener threw'))
   const streams = new StreamRegistry({

@@ -113,9 +113,9 @@ function sendUnavailable (reply: FastifyReply, err: ServiceUnavailableError): Fa
 }
 
 export default fp(async (app) => {
-  const development = app.config.NODE_ENV === 'development'
+  const development = app.miniAppConfig.NODE_ENV === 'development'
   // The address rule names the network's prefix (P on mainnet, T on testnet).
-  const rules = { ...PARAMETER_RULES, address: addressRule(app.config.POCKETNET_NETWORK) }
+  const rules = { ...PARAMETER_RULES, address: addressRule(app.miniAppConfig.POCKETNET_NETWORK) }
 
   app.setErrorHandler((err: FastifyError | Error, request: FastifyRequest, reply: FastifyReply) => {
     const fastifyError = err as FastifyError

@@ -13,7 +13,7 @@ import { etagOf, ifNoneMatchHas } from './etag.js'
 import './route-policy.js'
 
 export default fp(async (app) => {
-  const staleWhileRevalidate = app.config.CACHE_SERVE_STALE
+  const staleWhileRevalidate = app.miniAppConfig.CACHE_SERVE_STALE
   // A few distinct max-ages in all: each policy text is built once.
   const policies = new Map<number, string>()
   const policyFor = (ms: number): string => {

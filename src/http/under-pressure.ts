@@ -37,13 +37,15 @@ export function servedUnderPressure (): null {
 }
 
 export default fp<{ ledger: HookLedger }>(async (app, { ledger }) => {
-  const limit = app.config.MAX_EVENT_LOOP_DELAY_MS
+  const limit = app.miniAppConfig.MAX_EVENT_LOOP_DELAY_MS
   if (limit === 0) {
     app.decorate('isUnderPressure', () => false)
     return
   }
   const loop = new EventLoopDelay()
-  loop.start()
+  // From ready on: opening a new embedded database (initdb, in onReady) blocks the loop for
+  // seconds, which is no overload of a server that serves nothing yet.
+  app.addHook('onReady', async () => { loop.start() })
   app.addHook('onClose', async () => loop.stop())
   const isUnderPressure = (): boolean => loop.delayMs > limit
   app.decorate('isUnderPressure', isUnderPressure)

@@ -4,7 +4,7 @@ import { mirroredByReplay } from '../fast-path/hook-ledger.js'
 import { HttpError } from './errors.js'
 
 export default fp(async (app) => {
-  const maxLength = app.config.MAX_URL_LENGTH
+  const maxLength = app.miniAppConfig.MAX_URL_LENGTH
   // The fast path replays only URLs Fastify answered, which passed this check.
   app.addHook('onRequest', mirroredByReplay(function limitUrlLength (request, _reply, done) {
     if (request.url.length > maxLength) {

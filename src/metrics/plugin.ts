@@ -55,7 +55,7 @@ export default fp<MetricsPluginOptions>(async (app, options) => {
   // (Metrics.scrapeWith), looked up on each scrape. Shared by concurrent scrapers, and reused until
   // a second after it began (shared-scrape.ts).
   const scrapeOnce = sharedScrape(() => metrics.scrape(), SCRAPE_REUSE_MS, options.clock ?? (() => performance.now()))
-  const token = app.config.METRICS_TOKEN === '' ? undefined : digest(app.config.METRICS_TOKEN)
+  const token = app.miniAppConfig.METRICS_TOKEN === '' ? undefined : digest(app.miniAppConfig.METRICS_TOKEN)
   // Counted in the rate limit like the API, refused scrapes too: the token is checked in
   // preHandler, after the rate limit's onRequest hook, so that guessing it costs the guesser's
   // limit. Served under overload (http/under-pressure.ts): that is when the numbers matter, and

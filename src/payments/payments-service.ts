@@ -168,7 +168,8 @@ interface ChainRead {
 }
 
 export class PaymentsService extends EventEmitter {
-  readonly #store: PaymentStore
+  /** Opened while the app gets ready (plugin.ts): every use waits for it. */
+  readonly #store: Promise<PaymentStore>
   readonly #api: () => Promise<PocketNetProxyApi>
   readonly #config: PaymentsConfig
   readonly #announce: (event: InvoiceEvent) => void
@@ -192,9 +193,9 @@ export class PaymentsService extends EventEmitter {
    * @param crossCheck the other nodes that must back an answer before it confirms an invoice;
    *   undefined: the first answer decides (one node, or PAYMENT_CONFIRM_NODES=1)
    */
-  constructor (store: PaymentStore, api: () => Promise<PocketNetProxyApi>, config: PaymentsConfig, announce: (event: InvoiceEvent) => void, crossCheck?: PaymentCrossCheck, options: PaymentsServiceOptions = {}) {
+  constructor (store: PaymentStore | Promise<PaymentStore>, api: () => Promise<PocketNetProxyApi>, config: PaymentsConfig, announce: (event: InvoiceEvent) => void, crossCheck?: PaymentCrossCheck, options: PaymentsServiceOptions = {}) {
     super()
-    this.#store = store
+    this.#store = Promise.resolve(store)
     this.#api = api
     this.#config = config
     this.#announce = announce
@@ -215,7 +216,7 @@ export class PaymentsService extends EventEmitter {
   async createInvoice (request: NewInvoice): Promise<InvoiceView> {
     const receiver = request.receiver ?? this.#config.receiver
     const { checkout } = request
-    const invoice = await this.#store.invoices.createInvoice({
+    const invoice = await (await this.#store).invoices.createInvoice({
       amountSat: request.amount,
       receiver,
       // The host's checkout pays with a memo of its own making: the invoice takes that one.
@@ -231,7 +232,7 @@ export class PaymentsService extends EventEmitter {
   }
 
   async getInvoice (id: string): Promise<InvoiceView | undefined> {
-    const read = await this.#store.invoices.readInvoice(id)
+    const read = await (await this.#store).invoices.readInvoice(id)
     if (read === undefined) return undefined
     // Read past its expiry, a pending invoice expires: told like any other transition.
     this.#written(read.events)
@@ -244,7 +245,7 @@ export class PaymentsService extends EventEmitter {
    * @returns undefined for an unknown invoice
    */
   async checkTransaction (id: string, txid: string): Promise<CheckResult | undefined> {
-    const read = await this.#store.invoices.readInvoice(id)
+    const read = await (await this.#store).invoices.readInvoice(id)
     if (read === undefined) return undefined
     this.#written(read.events)
     const result = await this.#record(id, txid, await this.#read(txid), read.invoice)
@@ -264,7 +265,7 @@ export class PaymentsService extends EventEmitter {
     for (const output of read.transaction.outputs) {
       const memo = memoOfScript(output.scriptHex)
       if (memo === undefined) continue
-      const invoice = await this.#store.invoices.findInvoiceByMemo(memo)
+      const invoice = await (await this.#store).invoices.findInvoiceByMemo(memo)
       if (invoice === undefined) continue
       const result = await this.#record(invoice.id, txid, read, invoice)
       this.#written(result.events)
@@ -290,7 +291,7 @@ export class PaymentsService extends EventEmitter {
   async onBlock (tipHeight?: number): Promise<void> {
     if (tipHeight !== undefined) this.#tip = tipHeight
     let failure: unknown
-    for (const open of await this.#store.invoices.listOpenPayments()) {
+    for (const open of await (await this.#store).invoices.listOpenPayments()) {
       try {
         const result = await this.#record(open.invoiceId, open.txid, await this.#read(open.txid))
         this.#written(result.events)
@@ -298,14 +299,14 @@ export class PaymentsService extends EventEmitter {
         failure ??= err
       }
     }
-    this.#written(await this.#store.invoices.expireDue())
-    await this.#store.invoices.pruneExpired(this.#retentionMs)
+    this.#written(await (await this.#store).invoices.expireDue())
+    await (await this.#store).invoices.pruneExpired(this.#retentionMs)
     if (failure !== undefined) throw failure
   }
 
   /** Invoices open to payment now: what the anonymous ones are capped by. */
-  countOpenInvoices (): Promise<number> {
-    return this.#store.invoices.countOpen()
+  async countOpenInvoices (): Promise<number> {
+    return (await this.#store).invoices.countOpen()
   }
 
   /** Hands undelivered transitions to the app's handlers, at least once each; resolves once none is due. */
@@ -328,17 +329,17 @@ export class PaymentsService extends EventEmitter {
     this.#deliveryTimer = undefined
     try {
       for (;;) {
-        const claimed = await this.#store.outbox.claim(APP_CONSUMER)
+        const claimed = await (await this.#store).outbox.claim(APP_CONSUMER)
         if (claimed.length === 0) break
         for (const event of claimed) {
           try {
             // Handlers run in order; one that throws has the event offered again later.
             for (const handler of this.listeners(event.type)) await (handler as (event: InvoiceEvent) => unknown)(event)
-            await this.#store.outbox.ack(APP_CONSUMER, event.id)
+            await (await this.#store).outbox.ack(APP_CONSUMER, event.id)
           } catch (err) {
             const retryInMs = backoffDelayMs(event.attempts, { ...HANDLER_RETRY, random: this.#random })
             this.#log?.warn({ event: event.idempotencyKey, type: event.type, attempts: event.attempts, retryInMs, err: { message: err instanceof Error ? err.message : String(err) } }, 'Payments: an app handler threw; the event is offered again later')
-            await this.#store.outbox.retryLater(APP_CONSUMER, event.id, retryInMs)
+            await (await this.#store).outbox.retryLater(APP_CONSUMER, event.id, retryInMs)
           }
         }
       }
@@ -350,7 +351,7 @@ export class PaymentsService extends EventEmitter {
   /** Wakes the delivery when the next retry falls due, and at least every minute. */
   async #armDelivery (): Promise<void> {
     if (this.#closed) return
-    const due = await this.#store.outbox.nextDueAt(APP_CONSUMER).catch(() => undefined)
+    const due = await (await this.#store).outbox.nextDueAt(APP_CONSUMER).catch(() => undefined)
     const sleepMs = due === undefined ? DELIVERY_POLL_MS : Math.min(Math.max(due - this.#clock(), 0), DELIVERY_POLL_MS)
     if (this.#closed) return
     this.#timers.clearTimeout(this.#deliveryTimer)
@@ -370,7 +371,7 @@ export class PaymentsService extends EventEmitter {
    */
   async #record (invoiceId: string, txid: string, read: ChainRead, known?: Invoice): Promise<ObservationResult> {
     const confirmable = await this.#backed(invoiceId, read, known)
-    return this.#store.invoices.recordObservation(invoiceId, { txid, ...read, ...(confirmable ? {} : { confirmable: false }) })
+    return (await this.#store).invoices.recordObservation(invoiceId, { txid, ...read, ...(confirmable ? {} : { confirmable: false }) })
   }
 
   /** False when `read` would confirm the invoice and other nodes do not back it (yet); true when nothing needs backing. */
@@ -379,7 +380,7 @@ export class PaymentsService extends EventEmitter {
     if (this.#crossCheck === undefined || transaction?.blockHash === undefined) return true
     let invoice = known
     if (invoice === undefined) {
-      const found = await this.#store.invoices.readInvoice(invoiceId)
+      const found = await (await this.#store).invoices.readInvoice(invoiceId)
       if (found === undefined) return true
       this.#written(found.events)
       invoice = found.invoice

@@ -8,7 +8,7 @@
  */
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { parseNodeList, REAL_TIMERS, type Timers } from 'pocketnet-client'
+import { parseNodeList, REAL_TIMERS, type ChainEvent, type Timers } from 'pocketnet-client'
 import { ChainCursor } from './chain-cursor.js'
 import { ChainWatcher } from './chain-watcher.js'
 import { createPaymentStore, type PaymentStore } from './create-payment-store.js'
@@ -41,22 +41,113 @@ export interface PaymentsPluginOptions {
 const errorFields = (err: unknown) => ({ err: { message: err instanceof Error ? err.message : String(err), code: (err as { code?: unknown } | null)?.code } })
 
 export default fp<PaymentsPluginOptions>(async (app, { now = Date.now, timers = REAL_TIMERS, random = Math.random }) => {
-  const config = app.config
+  const config = app.miniAppConfig
   if (config.PAYMENT_ADDRESS === '') {
     app.decorate('payments', undefined)
     return
   }
   const webhooksOn = config.PAYMENT_WEBHOOK_URL !== ''
-  const store: PaymentStore = await createPaymentStore({
-    ...(config.DATABASE_URL === '' ? { dataDir: config.DATA_DIR } : { databaseUrl: config.DATABASE_URL }),
-    clock: now,
-    network: config.POCKETNET_NETWORK,
-    // With webhooks on, each event also gets a row for the sender, in the transaction that makes it.
-    consumers: webhooksOn ? [...DEFAULT_CONSUMERS, WEBHOOK_CONSUMER] : DEFAULT_CONSUMERS,
-    // An invoice made with `expiryWebhook: false` (tips, unless PAYMENT_TIP_EXPIRY_WEBHOOKS) expires without a webhook.
-    expiryOptional: [WEBHOOK_CONSUMER],
+  // The database opens while the app gets ready (onReady, below), not while it registers: a new
+  // embedded database runs initdb, seconds of CPU that Fastify's pluginTimeout (10 s by default,
+  // for the registering of every plugin in a developer's app together) must not have to cover.
+  let resolveStore!: (store: PaymentStore) => void
+  let rejectStore!: (err: unknown) => void
+  const storeOpened = new Promise<PaymentStore>((resolve, reject) => { resolveStore = resolve; rejectStore = reject })
+  // Refused at ready; never an unhandled rejection besides.
+  storeOpened.catch(() => {})
+  const crossCheck = confirmationCrossCheck(app)
+  const payments = new PaymentsService(storeOpened, () => app.pocketnet.get(), {
+    receiver: config.PAYMENT_ADDRESS,
+    confirmations: config.PAYMENT_CONFIRMATIONS,
+    invoiceTtlS: config.PAYMENT_INVOICE_TTL_S,
+  }, event => {
+    app.events.announce(`payment:${event.invoiceId}`, 'payment', { type: event.type, sequence: event.sequence, invoice: invoiceView(event.invoice) })
+    running?.sender?.wake()
+  }, crossCheck, { clock: now, timers, random, log: app.log, retentionMs: config.PAYMENT_RETENTION_S * 1000 })
+  app.decorate('payments', payments)
+
+  // The watcher: the receiver is followed whether or not a stream follows it.
+  const receivers = [config.PAYMENT_ADDRESS]
+  app.events.addInterest(() => receivers)
+  // A restart reads the chain back from the last block whose payments were checked: the events
+  // wait for the database before they follow the chain, so none reaches the watcher before it is.
+  app.events.durableResume = async () => await (await watching).cursor.read()
+  // Chain events another instance ingested can come sooner (the shared log): kept until then.
+  const early: ChainEvent[] = []
+  let running: Watching | undefined
+  app.events.onChainEvent(event => {
+    if (running === undefined) early.push(event)
+    else running.watcher.onChainEvent(event)
   })
-  const sender = webhooksOn
+  const watching = storeOpened.then(store => watch(app, store, payments, receivers, crossCheck, { now, timers, random, webhooksOn }))
+  watching.catch(() => {})
+
+  let opening = false
+  app.addHook('onReady', async () => {
+    opening = true
+    createPaymentStore({
+      ...(config.DATABASE_URL === '' ? { dataDir: config.DATA_DIR } : { databaseUrl: config.DATABASE_URL }),
+      clock: now,
+      network: config.POCKETNET_NETWORK,
+      // With webhooks on, each event also gets a row for the sender, in the transaction that makes it.
+      consumers: webhooksOn ? [...DEFAULT_CONSUMERS, WEBHOOK_CONSUMER] : DEFAULT_CONSUMERS,
+      // An invoice made with `expiryWebhook: false` (tips, unless PAYMENT_TIP_EXPIRY_WEBHOOKS) expires without a webhook.
+      expiryOptional: [WEBHOOK_CONSUMER],
+    }).then(resolveStore, rejectStore)
+    running = await watching
+    for (const event of early.splice(0)) running.watcher.onChainEvent(event)
+    await running.turn.start()
+    payments.deliver().catch(running.failed)
+    // Sightings a crash left unread.
+    running.reader.wake()
+    running.sender?.wake()
+  })
+  app.addHook('onClose', async () => {
+    // Not running (closed before it was ready, or the database did not open): the store, if it opened.
+    if (running === undefined) {
+      await payments.close()
+      if (opening) await watching.then(parts => parts.store.close(), () => {})
+      return
+    }
+    // No request left in flight, the re-check finished, the lease given up, then the database.
+    await running.sender?.close()
+    await running.watcher.close()
+    await running.reader.close()
+    await payments.close()
+    await running.turn.close()
+    await running.store.close()
+  })
+}, { name: 'payments', dependencies: ['events', 'pocketnet-client', 'metrics'] })
+
+/**
+ * How many nodes back a payment before it confirms an invoice (PAYMENT_CONFIRM_NODES, at most the
+ * nodes configured, with a warning when that is fewer); undefined when one node's word decides.
+ */
+function confirmationCrossCheck (app: FastifyInstance): PaymentCrossCheck | undefined {
+  const asked = app.miniAppConfig.PAYMENT_CONFIRM_NODES
+  const configured = parseNodeList(app.miniAppConfig.POCKETNET_NODES).length
+  const nodesRequired = Math.min(asked, configured)
+  if (nodesRequired < asked) {
+    app.log.warn({ asked, configured }, `Payments: PAYMENT_CONFIRM_NODES asks ${asked} nodes to agree before an invoice is confirmed, but POCKETNET_NODES names ${configured}: confirmations rest on ${nodesRequired === 1 ? 'one node\'s word' : `${nodesRequired} nodes`}`)
+  }
+  return nodesRequired > 1 ? new PaymentCrossCheck({ nodesRequired, log: app.log }) : undefined
+}
+
+/** What runs on the opened database: the watcher, its lease, the sightings' reader, the webhooks. */
+interface Watching {
+  store: PaymentStore
+  turn: WatcherTurn
+  cursor: ChainCursor
+  reader: SightingReader
+  watcher: ChainWatcher
+  sender: WebhookSender | undefined
+  failed: (err: Error) => void
+}
+
+function watch (app: FastifyInstance, store: PaymentStore, payments: PaymentsService, receivers: string[], crossCheck: PaymentCrossCheck | undefined, options: { now: () => number, timers: Timers, random: () => number, webhooksOn: boolean }): Watching {
+  const { now, timers, random } = options
+  const config = app.miniAppConfig
+  const sender = options.webhooksOn
     ? new WebhookSender({
       outbox: store.outbox,
       deliveries: new WebhookDeliveryLog(store.db),
@@ -69,23 +160,9 @@ export default fp<PaymentsPluginOptions>(async (app, { now = Date.now, timers = 
       random,
     })
     : undefined
-  const crossCheck = confirmationCrossCheck(app)
-  const payments = new PaymentsService(store, () => app.pocketnet.get(), {
-    receiver: config.PAYMENT_ADDRESS,
-    confirmations: config.PAYMENT_CONFIRMATIONS,
-    invoiceTtlS: config.PAYMENT_INVOICE_TTL_S,
-  }, event => {
-    app.events.announce(`payment:${event.invoiceId}`, 'payment', { type: event.type, sequence: event.sequence, invoice: invoiceView(event.invoice) })
-    sender?.wake()
-  }, crossCheck, { clock: now, timers, random, log: app.log, retentionMs: config.PAYMENT_RETENTION_S * 1000 })
-  app.decorate('payments', payments)
-
-  // The watcher: the receiver is followed whether or not a stream follows it. On a server shared
-  // by several instances, the per-block work is the lease holder's; the embedded database has
-  // one process, always the holder (watcher-lease.ts).
-  const receivers = [config.PAYMENT_ADDRESS]
-  app.events.addInterest(() => receivers)
   const failed = (err: Error): void => { app.log.warn(errorFields(err), 'Payments: a check on chain failed; it is tried again') }
+  // On a server shared by several instances, the per-block work is the lease holder's; the
+  // embedded database has one process, always the holder (watcher-lease.ts).
   const turn: WatcherTurn = store.db.kind === 'embedded'
     ? ALWAYS_HELD
     : new WatcherLease({
@@ -96,9 +173,7 @@ export default fp<PaymentsPluginOptions>(async (app, { now = Date.now, timers = 
       onTakeover: () => { watcher.recheck() },
       onError: err => { app.log.warn(errorFields(err), 'Payments: the watcher lease could not be renewed; it is tried again') },
     })
-  // A restart reads the chain back from the last block whose payments were checked.
   const cursor = new ChainCursor(store.db, now)
-  app.events.durableResume = () => cursor.read()
   // Each payment the source reports is kept until its read succeeds (payment-sightings.ts).
   const sightings = new PaymentSightings(store.db, now)
   const reader = new SightingReader({ sightings, read: txid => payments.onPayment(txid), log: app.log, clock: now, timers, random })
@@ -111,37 +186,6 @@ export default fp<PaymentsPluginOptions>(async (app, { now = Date.now, timers = 
     failed,
     onBlockHandled: block => cursor.note(block),
   })
-  app.events.onChainEvent(event => { watcher.onChainEvent(event) })
   registerPaymentMetrics(app.metrics.registry, turn, sender === undefined ? undefined : { sender, outbox: store.outbox }, crossCheck, { sightings, reader })
-
-  app.addHook('onReady', async () => {
-    await turn.start()
-    payments.deliver().catch(failed)
-    // Sightings a crash left unread.
-    reader.wake()
-    sender?.wake()
-  })
-  app.addHook('onClose', async () => {
-    // No request left in flight, the re-check finished, the lease given up, then the database.
-    await sender?.close()
-    await watcher.close()
-    await reader.close()
-    await payments.close()
-    await turn.close()
-    await store.close()
-  })
-}, { name: 'payments', dependencies: ['events', 'pocketnet-client', 'metrics'] })
-
-/**
- * How many nodes back a payment before it confirms an invoice (PAYMENT_CONFIRM_NODES, at most the
- * nodes configured, with a warning when that is fewer); undefined when one node's word decides.
- */
-function confirmationCrossCheck (app: FastifyInstance): PaymentCrossCheck | undefined {
-  const asked = app.config.PAYMENT_CONFIRM_NODES
-  const configured = parseNodeList(app.config.POCKETNET_NODES).length
-  const nodesRequired = Math.min(asked, configured)
-  if (nodesRequired < asked) {
-    app.log.warn({ asked, configured }, `Payments: PAYMENT_CONFIRM_NODES asks ${asked} nodes to agree before an invoice is confirmed, but POCKETNET_NODES names ${configured}: confirmations rest on ${nodesRequired === 1 ? 'one node\'s word' : `${nodesRequired} nodes`}`)
-  }
-  return nodesRequired > 1 ? new PaymentCrossCheck({ nodesRequired, log: app.log }) : undefined
+  return { store, turn, cursor, reader, watcher, sender, failed }
 }

@@ -24,13 +24,13 @@ export interface ClientPluginOptions {
 
 export default fp<ClientPluginOptions>(async (app, { client: given, clock }) => {
   const { metrics } = app
-  if (given === undefined && app.config.NODE_ENV === 'production' && app.config.POCKETNET_NODES === DEFAULT_NODES.join(',')) {
+  if (given === undefined && app.miniAppConfig.NODE_ENV === 'production' && app.miniAppConfig.POCKETNET_NODES === DEFAULT_NODES.join(',')) {
     // Anyone running one of them, or on the path to it, can answer what they like: fine for a
     // demo, not for what must be true (docs/security.md, "Hostile nodes").
     app.log.warn('POCKETNET_NODES is unset: using the built-in list of third-party public nodes over plain HTTP; set nodes you run or trust (docs/security.md)')
   }
   const client = given ?? createSharedInstance({
-    ...clientOptions(app.config),
+    ...clientOptions(app.miniAppConfig),
     onAttempt: metrics.onAttempt,
     onOverload: metrics.onOverload,
     onCacheLookup: metrics.onCacheLookup,

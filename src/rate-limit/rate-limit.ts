@@ -68,9 +68,9 @@ export interface RateLimitOptions {
 }
 
 export default fp<RateLimitOptions>(async (app, { clock, timers }) => {
-  const max = app.config.RATE_LIMIT_MAX
-  const windowMs = parseWindow(app.config.RATE_LIMIT_WINDOW)
-  const clientAddress = clientAddressResolver(parseTrustProxy(app.config.TRUST_PROXY))
+  const max = app.miniAppConfig.RATE_LIMIT_MAX
+  const windowMs = parseWindow(app.miniAppConfig.RATE_LIMIT_WINDOW)
+  const clientAddress = clientAddressResolver(parseTrustProxy(app.miniAppConfig.TRUST_PROXY))
   const keyOf = (request: IncomingMessage): string => {
     const address = clientAddress(request)
     // An IPv4 address is already in normalizeIP's form; its IPv6 test is a large regular
@@ -124,7 +124,7 @@ export default fp<RateLimitOptions>(async (app, { clock, timers }) => {
     route.onRequest = [...[route.onRequest ?? []].flat(), countOnce]
   })
   // Every 429, the global limit's and a route's own, whichever hook refused it.
-  const refusals = new RefusalHold({ holdMs: app.config.RATE_LIMIT_HOLD_MS, windowMs, clock, timers })
+  const refusals = new RefusalHold({ holdMs: app.miniAppConfig.RATE_LIMIT_HOLD_MS, windowMs, clock, timers })
   const holdRefusal: onSendHookHandler = function holdRefusal (request, reply, payload, done) {
     if (reply.statusCode !== 429) return done(null, payload)
     // A refused body is not read: the answer closes the connection (http/unrouted.ts).

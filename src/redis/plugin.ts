@@ -19,7 +19,7 @@ export interface RedisPluginOptions {
 }
 
 export default fp<RedisPluginOptions>(async (app, { clock }) => {
-  const { REDIS_URL: url, REDIS_TIMEOUT_MS: timeoutMs } = app.config
+  const { REDIS_URL: url, REDIS_TIMEOUT_MS: timeoutMs } = app.miniAppConfig
   if (url === '') {
     app.decorate('redis', undefined)
     return

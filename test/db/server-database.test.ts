@@ -1,12 +1,25 @@
 import assert from 'node:assert/strict'
+import { createServer, type Socket } from 'node:net'
 import { after, describe, it } from 'node:test'
 import { safeInteger, sqlState, violatedConstraint } from '../../src/db/database.js'
 import { openDatabase } from '../../src/db/open-database.js'
+import { openServerDatabase } from '../../src/db/server-database.js'
 import { startPostgres } from '../helpers/start-postgres.js'
 
 const postgres = await startPostgres({ after })
 
 describe('the PostgreSQL server database', () => {
+  it('fails to open on a server that accepts and never answers, instead of waiting for ever', async (t) => {
+    const silent = createServer()
+    const held: Socket[] = []
+    silent.on('connection', socket => { held.push(socket) })
+    await new Promise<void>(resolve => silent.listen(0, '127.0.0.1', resolve))
+    t.after(() => { for (const socket of held) socket.destroy(); silent.close() })
+    const { port } = silent.address() as { port: number }
+    await assert.rejects(openServerDatabase(`postgres://user:secret@127.0.0.1:${port}/app`, { connectTimeoutMs: 200 }), /timeout/i)
+    assert.ok(held.length >= 1, 'it did connect')
+  })
+
   it('runs a transaction again when it lost a serialization conflict or a deadlock, and not for other errors', async (t) => {
     const db = await openDatabase({ databaseUrl: await postgres.freshDatabase() })
     t.after(() => db.close())

@@ -42,7 +42,7 @@ function execForm (args: string): string[] {
 }
 
 /** What the runtime stage copies into the image, as paths of the repository. */
-const RUNTIME_FILES = ['package.json', 'package-lock.json', 'lib/package.json', 'packages/miniapp-client/package.json', 'public']
+const RUNTIME_FILES = ['package.json', 'package-lock.json', 'lib/package.json', 'packages/miniapp-client/package.json', 'packages/miniapp-server/package.json', 'packages/miniapp-testkit/package.json', 'public']
 /** What it copies from the build stage. */
 const BUILT = ['dist', 'lib/dist']
 
@@ -119,7 +119,7 @@ describe('the production path', () => {
     assert.ok(args(build, 'RUN').includes('npm run build'))
     // What `npm run build` reads: the manifests (the workspaces' too, for npm ci), both tsconfigs, lib, src and the bundle script.
     const buildInputs = args(build, 'COPY').flatMap(copy => copy.split(/\s+/).slice(0, -1)).sort()
-    assert.deepEqual(buildInputs, ['lib', 'lib/package.json', 'package-lock.json', 'package.json', 'packages/miniapp-client/package.json', 'scripts/bundle.ts', 'src', 'tsconfig.build.json', 'tsconfig.json'])
+    assert.deepEqual(buildInputs, ['lib', 'lib/package.json', 'package-lock.json', 'package.json', 'packages/miniapp-client/package.json', 'packages/miniapp-server/package.json', 'packages/miniapp-testkit/package.json', 'scripts/bundle.ts', 'src', 'tsconfig.build.json', 'tsconfig.json'])
     assert.match(args(runtime, 'FROM')[0] ?? '', /^node:20-slim\b/)
     assert.ok(args(runtime, 'RUN').some(run => run.startsWith('npm ci --omit=dev')), 'production dependencies only')
     const copied = args(runtime, 'COPY').map(copy => copy.split(/\s+/))

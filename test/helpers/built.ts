@@ -1,7 +1,7 @@
 /**
- * The built service (`npm run build`: lib/dist, dist/src and their bundle dist/server.js), made
- * once for every test that runs it as a process (the cluster, shutdown, production and package
- * tests), and again only when a source changed since. `npm test` builds first (scripts/test.ts); a test file run on its own
+ * The built service (`npm run build`: lib/dist, dist/src and their bundle dist/server.js) and the
+ * packages' builds (packages/*: what their prepack makes), made once for every test that runs
+ * them as a process or packs them (the cluster, shutdown, production and package tests), and again only when a source changed since. `npm test` builds first (scripts/test.ts); a test file run on its own
  * builds here when the build is missing or older than the sources. Parallel test files wait for
  * one build under a lock.
  *
@@ -22,7 +22,14 @@ const STALE_LOCK_MS = 120_000
 const TSC = join(ROOT, 'node_modules', 'typescript-native', 'bin', 'tsc')
 /** The build's last step: the service and its dependencies in one file, dist/server.js. */
 const BUNDLE_SCRIPT = join(ROOT, 'scripts', 'bundle.ts')
-const INPUTS = ['src', 'lib', 'tsconfig.json', 'tsconfig.build.json', 'lib/tsconfig.json', 'package.json', 'lib/package.json', 'scripts/bundle.ts']
+const INPUTS = ['test/helpers/built.ts', 'src', 'lib', 'packages', 'devnode', 'examples', 'tsconfig.json', 'tsconfig.build.json', 'lib/tsconfig.json', 'package.json', 'lib/package.json', 'scripts/bundle.ts']
+/** Each package's build, as its prepack runs it: `npm pack --ignore-scripts` then packs what is here. */
+const PACKAGE_BUILDS: string[][] = [
+  [TSC, '-p', 'packages/miniapp-client/tsconfig.json', '--noCheck', '--singleThreaded'],
+  [TSC, '-p', 'packages/miniapp-server/tsconfig.json', '--noCheck', '--singleThreaded'],
+  ['--import', 'tsx', 'packages/miniapp-testkit/scripts/build.ts'],
+  ['packages/create-bastyon-miniapp/scripts/copy-template.js'],
+]
 
 function newestMtime (path: string): number {
   const stat = statSync(path, { throwIfNoEntry: false })
@@ -30,7 +37,8 @@ function newestMtime (path: string): number {
   if (!stat.isDirectory()) return stat.mtimeMs
   let newest = 0
   for (const entry of readdirSync(path)) {
-    if (entry === 'dist' || entry === 'node_modules') continue
+    // Outputs of the build itself (template: the scaffold's copy of examples/premium-article).
+    if (entry === 'dist' || entry === 'node_modules' || entry === 'template') continue
     newest = Math.max(newest, newestMtime(join(path, entry)))
   }
   return newest
@@ -65,6 +73,7 @@ export function ensureBuilt (): void {
         execFileSync(process.execPath, [TSC, '-p', project, '--noCheck', '--singleThreaded'], { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'] })
       }
       execFileSync(process.execPath, ['--import', 'tsx', BUNDLE_SCRIPT], { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'] })
+      for (const args of PACKAGE_BUILDS) execFileSync(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'] })
       // Stamped with the time the build started: a source saved during the build makes it stale.
       writeFileSync(STAMP, '')
       utimesSync(STAMP, new Date(started), new Date(started))

@@ -5,12 +5,13 @@
  */
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, it } from 'node:test'
 import { promisify } from 'node:util'
 import { ensureBuilt } from '../helpers/built.js'
+import { installOffline, pack } from '../helpers/offline-install.js'
 import { startEmulator } from '../helpers/start-emulator.js'
 
 const run = promisify(execFile)
@@ -49,58 +50,21 @@ export async function newestComment (api: PocketNetProxyApi, postid: string): Pr
 }
 `
 
-interface LockEntry { version?: string, resolved?: string, integrity?: string, dependencies?: Record<string, string> }
-
-/**
- * A lockfile for a project that depends on the packed tarball alone, its dependencies pinned as
- * this repository's lockfile has them: `npm ci --offline` then installs from npm's cache only
- * (`npm install` would ask the registry for each dependency's versions first).
- */
-function offlineLock (tarball: string): { lockfileVersion: 3, packages: Record<string, LockEntry> } {
-  const { packages } = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, LockEntry> }
-  const lock: Record<string, LockEntry> = {
-    '': { dependencies: { [manifest.name]: tarball } },
-    [`node_modules/${manifest.name}`]: { version: '0.1.0', resolved: tarball, dependencies: manifest.dependencies },
-  }
-  // Each dependency where Node would find it: nested under the one that needs it, else hoisted.
-  const visit = (from: string, name: string): void => {
-    for (let dir = from; ; dir = dir.slice(0, Math.max(0, dir.lastIndexOf('/node_modules/')))) {
-      const path = `${dir === '' ? '' : `${dir}/`}node_modules/${name}`
-      const entry = packages[path]
-      if (entry !== undefined) {
-        if (lock[path] !== undefined) return
-        lock[path] = entry
-        for (const dependency of Object.keys(entry.dependencies ?? {})) visit(path, dependency)
-        return
-      }
-      if (dir === '') throw new Error(`${name} is not in the lockfile`)
-    }
-  }
-  for (const dependency of Object.keys(manifest.dependencies)) visit('', dependency)
-  return { lockfileVersion: 3, packages: lock }
-}
-
 describe('the pocketnet-client package', () => {
   it('packs only its build, installs offline into an empty project without Fastify, and works from JavaScript and typed TypeScript', async (t) => {
     const work = mkdtempSync(join(tmpdir(), 'sdk-'))
     t.after(() => rmSync(work, { recursive: true, force: true }))
     // Packed from the shared build (its prepack script would build lib again).
     ensureBuilt()
-    const { stdout } = await run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', work], { cwd: join(ROOT, 'lib') })
-    const [packed] = JSON.parse(stdout.slice(stdout.indexOf('['))) as Array<{ filename: string, files: Array<{ path: string }> }>
-    assert.ok(packed)
-    const files = packed.files.map(file => file.path)
+    const packed = await pack(join(ROOT, 'lib'), work, { ignoreScripts: true })
+    const files = packed.files
     assert.ok(files.includes('dist/index.js') && files.includes('dist/index.d.ts') && files.includes('dist/methods/table-rpc.d.ts'), files.join(', '))
     assert.deepEqual(files.filter(path => !path.startsWith('dist/') && path !== 'package.json' && path !== 'README.md'), [], 'nothing but the build, the manifest and the README')
     assert.equal(files.filter(path => path.endsWith('.ts') && !path.endsWith('.d.ts')).length, 0, 'no TypeScript sources')
     assert.deepEqual(Object.keys(manifest.dependencies).filter(name => /fastify/.test(name)), [])
 
     const project = join(work, 'project')
-    mkdirSync(project)
-    const tarball = `file:../${packed.filename}`
-    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'a-mini-app', version: '1.0.0', private: true, type: 'module', dependencies: { [manifest.name]: tarball } }))
-    writeFileSync(join(project, 'package-lock.json'), JSON.stringify(offlineLock(tarball)))
-    await run('npm', ['ci', '--offline', '--no-audit', '--no-fund'], { cwd: project })
+    await installOffline(work, project, [packed])
     assert.equal(existsSync(join(project, 'node_modules', 'fastify')), false)
     for (const dependency of Object.keys(manifest.dependencies)) assert.ok(existsSync(join(project, 'node_modules', dependency)), dependency)
 

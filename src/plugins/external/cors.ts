@@ -12,7 +12,7 @@ import { parseNodeList } from 'pocketnet-client'
 import type { HookLedger } from '../../fast-path/hook-ledger.js'
 
 export default fp<{ ledger: HookLedger }>(async (app, { ledger }) => {
-  const origins = parseNodeList(app.config.CORS_ORIGINS)
+  const origins = parseNodeList(app.miniAppConfig.CORS_ORIGINS)
   if (origins.length === 0) return
   await ledger.trusting(() => app.register(cors, {
     origin: origins.includes('*') ? '*' : origins,

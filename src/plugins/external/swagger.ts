@@ -29,7 +29,7 @@ export default fp(async (app) => {
     // Only tagged routes: the demo page's static files and /metrics stay out.
     hideUntagged: true,
     // Built once and cached by the plugin.
-    transformObject: (document) => forNetwork('openapiObject' in document ? document.openapiObject : document.swaggerObject, app.config.POCKETNET_NETWORK),
+    transformObject: (document) => forNetwork('openapiObject' in document ? document.openapiObject : document.swaggerObject, app.miniAppConfig.POCKETNET_NETWORK),
   })
   await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true })
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())

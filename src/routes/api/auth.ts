@@ -16,7 +16,7 @@ const SESSION_BODY_LIMIT = 4096
 const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const signIn = app.signIn as SignIn
   // One count for both steps (groupId): AUTH_RATE_LIMIT_MAX sign-in requests in all, as documented.
-  const rateLimit = { max: app.config.AUTH_RATE_LIMIT_MAX, timeWindow: parseWindow(app.config.RATE_LIMIT_WINDOW), groupId: 'sign-in' }
+  const rateLimit = { max: app.miniAppConfig.AUTH_RATE_LIMIT_MAX, timeWindow: parseWindow(app.miniAppConfig.RATE_LIMIT_WINDOW), groupId: 'sign-in' }
 
   app.post('/auth/challenge', { schema: ChallengeSchema, config: { rateLimit } }, async () => {
     const { challenge, expiresAt } = await signIn.issueChallenge()

@@ -20,7 +20,7 @@ const eventRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { events, eventStreams } = app
   // The events plugin's timers: tests move them by hand.
   const { timers } = eventStreams
-  const network = app.config.POCKETNET_NETWORK
+  const network = app.miniAppConfig.POCKETNET_NETWORK
 
   const topicsOf = (text: string): Set<Topic> => {
     const topics = parseTopics(text, network)
@@ -69,7 +69,7 @@ const eventRoutes: FastifyPluginAsyncTypebox = async (app) => {
       // The first event answers the poll, with the others of the same turn of the event loop.
       if (caught.push(event) === 1) wake?.()
     })
-    const waitMs = app.config.EVENTS_POLL_WAIT_MS
+    const waitMs = app.miniAppConfig.EVENTS_POLL_WAIT_MS
     try {
       if (caught.length === 0 && waitMs > 0 && !reply.raw.destroyed) {
         await new Promise<void>((resolve, reject) => {
@@ -110,7 +110,7 @@ const eventRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   if (app.signIn !== undefined) {
     const signIn = app.signIn as SignIn
-    const ttlMs = app.config.EVENTS_TICKET_TTL_S * 1000
+    const ttlMs = app.miniAppConfig.EVENTS_TICKET_TTL_S * 1000
     app.post('/events/ticket', { schema: EventTicketSchema, config: { auth: true } }, async (request, reply) => {
       const { ticket, expiresAt } = await signIn.issueTicket(signedInUser(request), ttlMs)
       reply.header('cache-control', 'no-store')

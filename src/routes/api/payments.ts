@@ -39,12 +39,12 @@ const paymentRoutes: FastifyPluginAsyncTypebox = async (app) => {
     return { message: 'Callback checked', data: checked }
   })
 
-  if (app.config.PAYMENT_TIPS) {
-    const { PAYMENT_TIP_MIN_SAT: min, PAYMENT_TIP_MAX_SAT: max, PAYMENT_TIPS_MAX_OPEN: maxOpen, PAYMENT_TIP_EXPIRY_WEBHOOKS: expiryWebhook } = app.config
+  if (app.miniAppConfig.PAYMENT_TIPS) {
+    const { PAYMENT_TIP_MIN_SAT: min, PAYMENT_TIP_MAX_SAT: max, PAYMENT_TIPS_MAX_OPEN: maxOpen, PAYMENT_TIP_EXPIRY_WEBHOOKS: expiryWebhook } = app.miniAppConfig
     // Anyone may ask for a tip: each client a few a minute, and all of them together no more
     // invoices open at once than PAYMENT_TIPS_MAX_OPEN (each is a row, and a check per block).
     const openInvoices = new OpenInvoiceCount(() => payments.countOpenInvoices())
-    app.post('/payments/tips', { schema: TipSchema, config: { rateLimit: { max: app.config.PAYMENT_TIP_RATE_LIMIT_MAX, timeWindow: 60_000 } } }, async (request, reply) => {
+    app.post('/payments/tips', { schema: TipSchema, config: { rateLimit: { max: app.miniAppConfig.PAYMENT_TIP_RATE_LIMIT_MAX, timeWindow: 60_000 } } }, async (request, reply) => {
       const { amount } = request.body
       if (amount < min || amount > max) throw new ParameterError('body', 'amount', `must be from ${min} to ${max} satoshi (got ${amount})`)
       if (await openInvoices.atLeast(maxOpen)) throw new ServiceUnavailableError(`Too many invoices are open (${maxOpen}); retry after ${TIPS_RETRY_AFTER_S} s`, TIPS_RETRY_AFTER_S)

@@ -12,7 +12,7 @@ const INT32_MAX = 2 ** 31 - 1
 const searchRoute: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/search', {
     schema: SearchSchema,
-    config: { failureMessage: 'Search operation failed', maxAgeMs: app.config.CACHE_TTL_SEARCH_MS, replay: true },
+    config: { failureMessage: 'Search operation failed', maxAgeMs: app.miniAppConfig.CACHE_TTL_SEARCH_MS, replay: true },
   }, async (request, reply) => {
     // Absent values get their schema defaults before the handler runs.
     const { keyword, page = 0, pageSize = DEFAULT_PAGE_SIZE } = request.query

@@ -6,7 +6,7 @@ import { UserSchema } from '../../schemas/user.js'
 const userRoute: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/user/:address', {
     schema: UserSchema,
-    config: { failureMessage: 'Failed to retrieve user profile', maxAgeMs: app.config.CACHE_TTL_PROFILE_MS, replay: true },
+    config: { failureMessage: 'Failed to retrieve user profile', maxAgeMs: app.miniAppConfig.CACHE_TTL_PROFILE_MS, replay: true },
   }, async (request, reply) => {
     const { address } = request.params
     const api = await app.pocketnet.get()
