@@ -17,7 +17,8 @@ import { measureStart, type Start } from './startup.js'
 const ROOT = new URL('../', import.meta.url).pathname
 const RUNS = Number(process.env.BENCH_START_RUNS ?? 9)
 // No node answers: a start does not wait for one.
-const ENV = { NODE_ENV: 'production', POCKETNET_NODES: 'http://127.0.0.1:9' }
+// Sign-in on, which the scaffolded app's routes need; payments off, so that neither start opens a database.
+const ENV = { NODE_ENV: 'production', POCKETNET_NODES: 'http://127.0.0.1:9', BASTYON_APP_ID: 'premium.article.app' }
 
 function timed (label: string, command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = process.env): number {
   const started = performance.now()

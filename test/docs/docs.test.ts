@@ -66,7 +66,9 @@ describe('the documentation', () => {
     for (const path of tracked.filter(file => /\.(md|ts)$/.test(file))) {
       for (const [, cite] of read(path).matchAll(cited)) {
         // A compiled name (`lib/index.js` in an import) stands for its TypeScript source.
-        const candidates = [cite as string, (cite as string).replace(/\.js$/, '.ts'), `src/${cite as string}`]
+        // A path of the project the scaffold writes (examples/premium-article), as the guide, the
+        // example's README and the scaffold's name them, is one of the example's files.
+        const candidates = [cite as string, (cite as string).replace(/\.js$/, '.ts'), `src/${cite as string}`, `examples/premium-article/${cite as string}`]
         if (!candidates.some(candidate => existsSync(join(ROOT, candidate)))) missing.push(`${path}: ${cite}`)
       }
     }

@@ -19,9 +19,9 @@ type WithAfter = { after (fn: () => unknown): void }
 
 const RECEIVER = addressOf(testKey('miniapp-server receiver'))
 
-async function developersApp (t: WithAfter, options: MiniAppOptions, routes?: (app: FastifyInstance) => void): Promise<{ app: FastifyInstance, url: string, node: Emulator }> {
+async function developersApp (t: WithAfter, options: MiniAppOptions, routes?: (app: FastifyInstance) => void, logLines?: string[]): Promise<{ app: FastifyInstance, url: string, node: Emulator }> {
   const node = await startEmulator(t)
-  const app = Fastify()
+  const app = logLines === undefined ? Fastify() : Fastify({ logger: { level: 'warn', stream: { write: (line: string) => { logLines.push(line) } } } })
   t.after(() => app.close())
   await app.register(miniApp, { pocketnetNodes: node.url, env: {}, ...options })
   routes?.(app)
@@ -119,5 +119,22 @@ describe('the miniApp plugin in a developer\'s Fastify app', () => {
     assert.match(await page.text(), /premium/)
     assert.match(page.headers.get('content-security-policy') ?? '', /default-src 'self'/)
     assert.equal(await (await fetch(`${url}/assets/logo.txt`)).text(), 'a logo')
+  })
+
+  it('answers the host\'s b_manifest.json and b_icon.png to any origin, and says at start when the manifest names another app', async (t) => {
+    const dataDir = await freshDataDir()
+    t.after(() => rmSync(dataDir, { recursive: true, force: true }))
+    writeFileSync(`${dataDir}/b_manifest.json`, JSON.stringify({ id: 'another.app', name: 'Another', author: RECEIVER }))
+    writeFileSync(`${dataDir}/b_icon.png`, 'not really a png')
+    writeFileSync(`${dataDir}/index.html`, '<!doctype html><title>app</title>')
+    const logLines: string[] = []
+    const { url } = await developersApp(t, { staticRoot: dataDir, bastyonAppId: 'my.app' }, undefined, logLines)
+    for (const file of ['b_manifest.json', 'b_icon.png']) {
+      const answer = await fetch(`${url}/${file}`, { headers: { origin: 'https://bastyon.com' } })
+      assert.equal(answer.status, 200)
+      assert.equal(answer.headers.get('access-control-allow-origin'), '*', file)
+    }
+    assert.equal((await fetch(`${url}/index.html`, { headers: { origin: 'https://bastyon.com' } })).headers.get('access-control-allow-origin'), null)
+    assert.equal(logLines.filter(line => line.includes('b_manifest.json names another app')).length, 1, logLines.join('\n'))
   })
 })
