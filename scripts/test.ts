@@ -51,8 +51,10 @@ const PROCESSES = [
   ['app/cluster', 'db/full-disk'],
   // One Chromium for every page.
   ['e2e'],
-  // The built service, the packed packages and the payments' crash tests, run as processes.
-  ['app/shutdown', 'deploy', 'lib/package', 'miniapp-client/package', 'miniapp-server/package', 'miniapp-testkit/package', 'create-miniapp', 'payments/service-crash', 'payments/crash'],
+  // The built service and the payments' crash tests, run as processes.
+  ['app/shutdown', 'deploy', 'payments/service-crash', 'payments/crash'],
+  // The packed packages, installed into empty projects, and the project the scaffold writes.
+  ['create-miniapp', 'lib/package', 'miniapp-client/package', 'miniapp-server/package', 'miniapp-testkit/package'],
   ['db', 'docs', 'fast-path', 'metrics', 'rate-limit', 'resilience', 'scale-out'],
   ['events', 'routes', 'devnode', 'lib'],
   // The demo as a process (its embedded database made anew) beside the payments' own.

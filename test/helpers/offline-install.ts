@@ -139,3 +139,17 @@ export async function packWorkspaces (destination: string): Promise<Packed[]> {
     manifest: JSON.parse(readFileSync(join(dirs.get(entry.name)!, 'package.json'), 'utf8')) as Manifest,
   }))
 }
+
+/** Node projects' options, as a consumer's tsconfig has them: NodeNext, strict, Node's types. */
+export const NODE_CONSUMER = { module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2023', strict: true, types: ['node'], typeRoots: [join(ROOT, 'node_modules/@types')] }
+
+/**
+ * Type-checks `source` as app.ts of `project` with TypeScript 5.9, which consumers compile with
+ * yet, on the declarations TypeScript 7 emitted; what the compiler printed, '' when it compiled
+ * (each `@ts-expect-error` line of `source` must then be an error, or it fails).
+ */
+export async function typecheckAsConsumer (project: string, source: string, compilerOptions: Record<string, unknown> = { ...NODE_CONSUMER, skipLibCheck: true }): Promise<string> {
+  writeFileSync(join(project, 'app.ts'), source)
+  writeFileSync(join(project, 'tsconfig.json'), JSON.stringify({ compilerOptions: { ...compilerOptions, noEmit: true }, files: ['app.ts'] }))
+  return await run(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', project]).then(() => '', (err: { stdout?: string }) => err.stdout ?? String(err))
+}

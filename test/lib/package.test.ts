@@ -11,7 +11,7 @@ import { join } from 'node:path'
 import { describe, it } from 'node:test'
 import { promisify } from 'node:util'
 import { ensureBuilt } from '../helpers/built.js'
-import { installOffline, pack } from '../helpers/offline-install.js'
+import { installOffline, pack, typecheckAsConsumer } from '../helpers/offline-install.js'
 import { startEmulator } from '../helpers/start-emulator.js'
 
 const run = promisify(execFile)
@@ -74,13 +74,7 @@ describe('the pocketnet-client package', () => {
     assert.deepEqual(used, { version: '0.22.7', tags: 3, refused: 'RPC_ERR_INVALID_PARAMS', methods: 92, verify: 'function' })
     assert.deepEqual(node.callsTo('gettags').map(call => call.params), [['0', '3', null, 'en']])
 
-    writeFileSync(join(project, 'app.ts'), USE_FROM_TYPESCRIPT)
-    writeFileSync(join(project, 'tsconfig.json'), JSON.stringify({
-      compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2023', strict: true, noEmit: true, skipLibCheck: true, types: ['node'], typeRoots: [join(ROOT, 'node_modules/@types')] },
-      files: ['app.ts'],
-    }))
-    // TypeScript 5.9, which consumers compile with yet, on the declarations TypeScript 7 emitted.
-    const typecheck = await run(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', project]).then(() => '', (err: { stdout?: string }) => err.stdout ?? String(err))
+    const typecheck = await typecheckAsConsumer(project, USE_FROM_TYPESCRIPT)
     assert.equal(typecheck, '', 'the typed use compiles, and each @ts-expect-error line is an error')
   })
 })
