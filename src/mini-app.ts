@@ -42,7 +42,7 @@ import payments from './payments/plugin.js'
 import cors from './plugins/external/cors.js'
 import helmet from './plugins/external/helmet.js'
 import staticFiles from './plugins/external/static.js'
-import swagger from './plugins/external/swagger.js'
+import swagger, { type OpenApiInfo } from './plugins/external/swagger.js'
 import pocketnetClient from './pocketnet/client-plugin.js'
 import rateLimit from './rate-limit/rate-limit.js'
 import redis from './redis/plugin.js'
@@ -51,6 +51,7 @@ import healthRoutes from './routes/health.js'
 import { ADDRESS_FORMAT } from './schemas/common.js'
 
 export type { AppConfig } from './config.js'
+export type { OpenApiInfo } from './plugins/external/swagger.js'
 export { ConfigError } from './config.js'
 export type { InvoiceView, NewInvoice, PaymentsService } from './payments/payments-service.js'
 export type { AuthUser } from './auth/sign-in.js'
@@ -93,6 +94,8 @@ export interface MiniAppOptions extends MiniAppSettings, MiniAppOverrides {
   env?: Record<string, string | undefined>
   /** A folder of files served at `/` (your page and its scripts); default none. */
   staticRoot?: string
+  /** The OpenAPI document's title, version and description (`/openapi.json`, `/docs`); default the service's. */
+  openapi?: OpenApiInfo
 }
 
 /** How app.ts gives the plugin the server it made; not for a developer's app. */
@@ -105,7 +108,7 @@ export interface ServiceServer {
 
 const SETTING_NAMES = new Map(Object.keys(ConfigSchema.properties).map(name => [camelCase(name), name]))
 // Ours, then Fastify's own options of register().
-const OTHER_OPTIONS = new Set(['client', 'clock', 'now', 'eventTimers', 'refusalTimers', 'env', 'staticRoot', 'prefix', 'logLevel', 'logSerializers'])
+const OTHER_OPTIONS = new Set(['client', 'clock', 'now', 'eventTimers', 'refusalTimers', 'env', 'staticRoot', 'openapi', 'prefix', 'logLevel', 'logSerializers'])
 
 function camelCase (name: string): string {
   return name.toLowerCase().replace(/_([a-z0-9])/g, (_, letter: string) => letter.toUpperCase())
@@ -178,7 +181,7 @@ const plugin: FastifyPluginAsync<MiniAppOptions> = async (app, options) => {
   // can read the 503 and its Retry-After.
   await app.register(underPressure, { ledger })
   await app.register(httpCache)
-  await app.register(swagger)
+  await app.register(swagger, { info: options.openapi })
 
   if (service !== undefined) {
     await app.register(apiRoutes, { prefix: '/api' })

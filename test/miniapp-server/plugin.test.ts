@@ -83,7 +83,9 @@ describe('the miniApp plugin in a developer\'s Fastify app', () => {
   })
 
   it('takes a setting from code over the environment, and the environment over the default', async (t) => {
-    const { app, url } = await developersApp(t, { rateLimitMax: 77, env: { RATE_LIMIT_MAX: '5', CACHE_TTL_NODEINFO_MS: '1234' } })
+    const { app, url } = await developersApp(t, { rateLimitMax: 77, env: { RATE_LIMIT_MAX: '5', CACHE_TTL_NODEINFO_MS: '1234' }, openapi: { title: 'Premium articles', version: '2.1.0' } })
+    const { info } = await (await fetch(`${url}/openapi.json`)).json() as { info: { title: string, version: string } }
+    assert.deepEqual(info, { title: 'Premium articles', version: '2.1.0' })
     assert.equal(app.miniAppConfig.RATE_LIMIT_MAX, 77)
     assert.equal(app.miniAppConfig.CACHE_TTL_NODEINFO_MS, 1234)
     assert.equal(app.miniAppConfig.PAYMENT_CONFIRMATIONS, 6)

@@ -8,15 +8,24 @@ import fp from 'fastify-plugin'
 import { BEARER_SCHEME } from '../../schemas/auth.js'
 import { forNetwork } from '../../schemas/network-examples.js'
 
-export default fp(async (app) => {
+/** What the document says of the API it describes: a mini-app's own, in a developer's app. */
+export interface OpenApiInfo {
+  title: string
+  version: string
+  description?: string
+}
+
+const SERVICE_INFO: OpenApiInfo = {
+  title: 'bastyon-miniapp-backend',
+  description: 'Node information, user profiles and content search from the Pocketnet network, for Bastyon mini-apps. Every answer is `{message, data}` (200) or `{message, error}`.',
+  version: '0.1.0',
+}
+
+export default fp<{ info?: OpenApiInfo | undefined }>(async (app, { info = SERVICE_INFO }) => {
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
-      info: {
-        title: 'bastyon-miniapp-backend',
-        description: 'Node information, user profiles and content search from the Pocketnet network, for Bastyon mini-apps. Every answer is `{message, data}` (200) or `{message, error}`.',
-        version: '0.1.0',
-      },
+      info,
       tags: [
         { name: 'pocketnet', description: 'The mini-app API' },
         { name: 'auth', description: 'Sign in with Bastyon (when BASTYON_APP_ID is set)' },
