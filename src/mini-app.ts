@@ -54,6 +54,7 @@ export type { AppConfig } from './config.js'
 export type { OpenApiInfo } from './plugins/external/swagger.js'
 export { ConfigError } from './config.js'
 export type { InvoiceView, NewInvoice, PaymentsService } from './payments/payments-service.js'
+export type { InvoiceEvent, InvoiceEventType } from './payments/invoice.js'
 export type { AuthUser } from './auth/sign-in.js'
 export { signedInUser } from './auth/plugin.js'
 // What each plugin adds to Fastify's types (app.payments, request.user, a route's config.auth…)

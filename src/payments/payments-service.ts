@@ -31,7 +31,7 @@ import {
 } from 'pocketnet-client'
 import type { PaymentStore } from './create-payment-store.js'
 import type { PaymentCrossCheck } from './cross-check.js'
-import type { Invoice, InvoiceEvent } from './invoice.js'
+import type { Invoice, InvoiceEvent, InvoiceEventType } from './invoice.js'
 import type { ObservationRefusal, ObservationResult } from './invoice-store.js'
 import type { SightingRead } from './sighting-reader.js'
 
@@ -205,6 +205,15 @@ export class PaymentsService extends EventEmitter {
     this.#random = options.random ?? Math.random
     this.#log = options.log
     this.#retentionMs = options.retentionMs ?? 30 * 86_400_000
+  }
+
+  /**
+   * The app's handler of one kind of transition (`confirmed`, `expired`, …): delivered at least
+   * once, in order, through the durable outbox; a handler that throws has the event offered again
+   * later. Idempotent on `event.idempotencyKey` (for `confirmed`, the invoice id is enough).
+   */
+  override on (type: InvoiceEventType, handler: (event: InvoiceEvent) => unknown): this {
+    return super.on(type, handler)
   }
 
   /** The receiver the service watches: the app's address. */

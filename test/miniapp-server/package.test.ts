@@ -40,6 +40,9 @@ export async function start (): Promise<string | undefined> {
   const app = Fastify()
   await app.register(miniApp, { paymentAddress: 'PR7srzZt4EfcNb3s27grgmiG8aB9vYNV82', paymentConfirmations: 2, bastyonAppId: 'demo.pocketnet.app' })
   const invoice = await app.payments?.createInvoice({ amount: 50_000_000, metadata: { article: 'a1' } })
+  app.payments?.on('confirmed', async (event) => { const paid: string = event.invoiceId; return paid })
+  // @ts-expect-error an invoice is confirmed, never "paid"
+  app.payments?.on('paid', () => {})
   app.get('/api/me/articles', { config: { auth: true } }, async (request) => ({ message: 'Yours', data: { address: request.user?.address } }))
   const lastId: string = app.events.lastId
   const confirmations: number = app.miniAppConfig.PAYMENT_CONFIRMATIONS
