@@ -60,7 +60,10 @@ export interface StandInHost extends Host {
 
 const DECIMALS = 8
 
-/** Integer satoshi for PKOIN as the host's request gives them (a JSON number), by its decimal text, never by float arithmetic. */
+/**
+ * Integer satoshi for PKOIN as the host's request gives them (a JSON number), by its decimal text,
+ * never by float arithmetic: the client's own satoshiOfPkoin, copied, as its Host type is.
+ */
 function satoshiOfPkoin (pkoin: number): number {
   if (!Number.isFinite(pkoin) || pkoin <= 0) throw new Error(`not an amount in PKOIN: ${pkoin}`)
   const [whole = '', fraction = ''] = pkoin.toFixed(DECIMALS).split('.')
