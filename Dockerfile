@@ -3,8 +3,9 @@
 # deploy/ has a compose file with a TLS proxy in front.
 
 # Build: TypeScript compiled once, with the dev dependencies: lib/ (the workspace package
-# pocketnet-client) into lib/dist, then the service into dist/src, bundled with its
-# dependencies into dist/server.js (scripts/bundle.ts).
+# pocketnet-client) into lib/dist and the browser client into packages/miniapp-client/dist,
+# then the service into dist/src, bundled with its dependencies into dist/server.js
+# (scripts/bundle.ts).
 FROM node:20-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
@@ -16,6 +17,7 @@ COPY packages/miniapp-testkit/package.json ./packages/miniapp-testkit/
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY lib ./lib
+COPY packages/miniapp-client ./packages/miniapp-client
 COPY src ./src
 COPY scripts/bundle.ts ./scripts/
 RUN npm run build
@@ -32,6 +34,8 @@ COPY packages/miniapp-testkit/package.json ./packages/miniapp-testkit/
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist ./dist
 COPY --from=build /app/lib/dist ./lib/dist
+# The browser client the demo page imports from /client/.
+COPY --from=build /app/packages/miniapp-client/dist ./packages/miniapp-client/dist
 COPY public ./public
 # The embedded database (invoices, with PAYMENT_ADDRESS set and no DATABASE_URL) is the one thing
 # the service writes: a directory of the unprivileged user's, to mount a volume on.

@@ -1,7 +1,8 @@
 /**
  * `npm run demo` only: the demo page's stand-in for the host's wallet, so that a plain browser
  * can pay a tip. The demo mounts two routes on the service; nothing else does, so outside the
- * demo the page finds no wallet and shows none (public/js/demo-wallet.js):
+ * demo the page finds no wallet and shows none (public/js/client.js; in any page, the browser
+ * client's `demoHost`):
  * - `GET /demo/wallet`: the wallet's address and fee, `{message, data: {address, feeSat}}`;
  * - `POST /demo/wallet/pay {to, amountSat, memo?, feemode?}`: passed unchanged to the emulator's
  *   `POST /devnode/pay` (controls.ts), which checks it; answers `{message, data: {txid}}`, or the

@@ -1,33 +1,26 @@
-// Calls this service's /api routes. Every answer is a {message, data} or {message, error} envelope.
+// Calls this service's /api routes through the page's client. The panels get every answer as one
+// Answer, never a throw: the data, or the {message, error} envelope's words and the HTTP status.
+import { client } from './client.js'
 
 /**
  * @typedef {{ ok: boolean, status: number, message: string, data?: any, error?: string }} Answer
  */
 
 /**
- * A request to this service, JSON in and out. `token` goes in as `Authorization: Bearer`.
- * @param {string} path
+ * A request to this service, JSON in and out. `auth` sends the session's token (signed-in routes).
  * `fresh` asks the service again even when the browser holds an answer it may reuse (with its ETag).
- * @param {{ method?: string, body?: unknown, token?: string, fresh?: boolean }} [options]
+ * @param {string} path
+ * @param {{ method?: string, body?: unknown, auth?: boolean, fresh?: boolean }} [options]
  * @returns {Promise<Answer>}
  */
-export async function requestJson (path, { method = 'GET', body, token, fresh = false } = {}) {
-  const headers = { accept: 'application/json' }
-  if (body !== undefined) headers['content-type'] = 'application/json'
-  if (token) headers.authorization = `Bearer ${token}`
-  let response
+export async function requestJson (path, { method = 'GET', body, auth = false, fresh = false } = {}) {
   try {
-    response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), ...(fresh ? { cache: 'no-cache' } : {}) })
-  } catch {
-    return { ok: false, status: 0, message: 'The service cannot be reached', error: 'Check your connection and try again.' }
+    const data = await client.request(path, { method, body, auth, ...(fresh ? { cache: 'no-cache' } : {}) })
+    return { ok: true, status: 200, message: '', data }
+  } catch (error) {
+    // A MiniAppError: the service's status and words, or status 0 when there was no answer.
+    return { ok: false, status: error?.status ?? 0, message: String(error?.reason ?? error), error: error?.detail }
   }
-  let answer
-  try {
-    answer = await response.json()
-  } catch {
-    return { ok: false, status: response.status, message: 'The service answered something unexpected', error: `HTTP ${response.status}` }
-  }
-  return { ok: response.ok, status: response.status, message: String(answer?.message ?? ''), data: answer?.data, error: answer?.error }
 }
 
 /**

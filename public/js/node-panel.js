@@ -1,5 +1,6 @@
 // Node panel: version, chain height and time since the last block, refreshed while the page is
 // visible, and live: each block the service's event stream announces shows at once.
+import { client } from './client.js'
 import { getJson } from './api.js'
 import { setStatus, timeAgo } from './dom.js'
 
@@ -42,17 +43,15 @@ export function startNodePanel (panel, { refreshMs }) {
   refresh()
   followBlocks()
 
-  // The live event stream (GET /api/events): a block shows as soon as the service hears of it.
-  // The browser reconnects by itself, with the last id seen; the polling above goes on meanwhile.
+  // Live events (`blocks`, through the page's client): a block shows as soon as the service hears
+  // of it. The client reconnects by itself, from the last event; the polling above goes on meanwhile.
   function followBlocks () {
-    if (typeof EventSource !== 'function') return
-    const stream = new EventSource('/api/events?topics=blocks')
-    stream.addEventListener('block', event => {
-      const block = JSON.parse(event.data)
+    client.follow(['blocks'], event => {
+      if (event.event === 'resync') return refresh()
+      if (event.event !== 'block') return
       panel.dataset.live = 'true'
-      height.textContent = String(block.height)
-      age.textContent = timeAgo(block.time)
+      height.textContent = String(event.data.height)
+      age.textContent = timeAgo(event.data.time)
     })
-    stream.addEventListener('resync', () => refresh())
   }
 }

@@ -27,14 +27,3 @@ export function formatPkoin (satoshi) {
   const fraction = digits.slice(-DECIMALS).replace(/0+$/, '')
   return fraction === '' ? whole : `${whole}.${fraction}`
 }
-
-/**
- * Satoshi for PKOIN given as a JSON number (the host's payment request has 0.3 for 30000000), by
- * its text to 8 decimals, never by multiplying the float; undefined for anything else.
- * @param {unknown} value
- * @returns {number | undefined}
- */
-export function pkoinNumberToSatoshi (value) {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) return undefined
-  return parsePkoin(value.toFixed(DECIMALS))
-}

@@ -1,5 +1,6 @@
 // Post panel: one post or video opened from the search, with its top-level comments, newest
 // first, a page at a time ("More comments" while the API says hasMore).
+import { client } from './client.js'
 import { getJson } from './api.js'
 import { element, formatDate, setStatus } from './dom.js'
 
@@ -59,7 +60,7 @@ export function createPostPanel (panel, { onAuthor, pageSize = 20 }) {
   // Only the latest post opened gets the panel; `comments` is where its comments are at.
   let latest = 0
   let comments = { hash: '', page: 0, shown: 0 }
-  // The open post's comments, live: its topic on the event stream (GET /api/events).
+  // The open post's comments, live: its topic, followed through the page's client.
   let live
 
   field('author').addEventListener('click', () => {
@@ -161,11 +162,8 @@ export function createPostPanel (panel, { onAuthor, pageSize = 20 }) {
   /** Reloads the comments when the chain says one was written, edited or deleted on the post. */
   function follow (txid, mine) {
     live?.close()
-    if (typeof EventSource !== 'function') return
-    live = new EventSource(`/api/events?topics=${encodeURIComponent(`content:${txid}`)}`)
-    live.addEventListener('notification', event => {
-      const { type } = JSON.parse(event.data)
-      if (mine !== latest || !/^comment/.test(type)) return
+    live = client.follow([`content:${txid}`], event => {
+      if (mine !== latest || event.event !== 'notification' || !/^comment/.test(event.data.type)) return
       panel.dataset.live = 'true'
       list.replaceChildren()
       comments = { hash: comments.hash, page: 0, shown: 0 }

@@ -1,22 +1,20 @@
-// Sign in with Bastyon: the host signs a single-use challenge from this service, which trades the
-// signature for a token. The token lives in this module only (never in storage) and goes out as
-// `Authorization: Bearer` to /api/me and to sign-out.
+// Sign in with Bastyon, through the page's client: the host signs a single-use challenge from this
+// service, which trades the signature for a session. The client keeps the session in memory only
+// (never in storage) and sends its token to /api/me and to sign-out; a token the service refuses
+// (signed out elsewhere, expired) is forgotten there and here.
+import { client } from './client.js'
 import { requestJson } from './api.js'
 import { setStatus } from './dom.js'
-
-/** The session token while signed in; gone on reload, sign-out, or when the service refuses it. */
-let token
 
 const failure = answer => `${answer.message}: ${answer.error ?? 'no detail'}`
 
 /**
  * @param {HTMLElement} root holds the sign-in, my-profile and sign-out buttons and the auth status
  * @param {{
- *   bastyon: { sign (text: string): Promise<object> },
  *   profile: { render (profile: object): void, message (text: string, options?: { error?: boolean, address?: string }): void },
  * }} options
  */
-export function createSignIn (root, { bastyon, profile }) {
+export function createSignIn (root, { profile }) {
   const signInButton = root.querySelector('[data-testid="sign-in"]')
   const myProfileButton = root.querySelector('[data-testid="my-profile"]')
   const signOutButton = root.querySelector('[data-testid="sign-out"]')
@@ -24,7 +22,6 @@ export function createSignIn (root, { bastyon, profile }) {
 
   function signedOut (text = '', error = false) {
     const hadFocus = root.contains(document.activeElement)
-    token = undefined
     root.dataset.state = 'signed-out'
     signInButton.hidden = false
     myProfileButton.hidden = true
@@ -33,8 +30,7 @@ export function createSignIn (root, { bastyon, profile }) {
     if (hadFocus) signInButton.focus()
   }
 
-  function signedIn (newToken, address) {
-    token = newToken
+  function signedIn (address) {
     root.dataset.state = 'signed-in'
     signInButton.hidden = true
     myProfileButton.hidden = false
@@ -45,23 +41,17 @@ export function createSignIn (root, { bastyon, profile }) {
 
   async function signIn () {
     setStatus(status, 'Asking Bastyon to sign…')
-    const challenge = await requestJson('/api/auth/challenge', { method: 'POST' })
-    if (!challenge.ok) return signedOut(failure(challenge), true)
-    let signature
     try {
-      signature = await bastyon.sign(challenge.data.challenge)
-    } catch (err) {
-      return signedOut(`Not signed in: ${err.message}`, true)
+      signedIn((await client.signIn()).address)
+    } catch (error) {
+      signedOut(error.message, true)
     }
-    const session = await requestJson('/api/auth/session', { method: 'POST', body: { signature } })
-    if (!session.ok) return signedOut(failure(session), true)
-    signedIn(session.data.token, session.data.address)
   }
 
   async function showMyProfile () {
-    if (!token) return signedOut()
+    if (!client.session) return signedOut()
     profile.message('Loading…')
-    const answer = await requestJson('/api/me', { token })
+    const answer = await requestJson('/api/me', { auth: true })
     if (answer.status === 401) {
       profile.message('')
       return signedOut(failure(answer), true)
@@ -73,9 +63,13 @@ export function createSignIn (root, { bastyon, profile }) {
   }
 
   async function signOut () {
-    const answer = await requestJson('/api/auth/session', { method: 'DELETE', token })
-    // Forgotten here whatever the answer: a token the service no longer knows is signed out too.
-    signedOut(answer.ok ? 'Signed out.' : failure(answer), !answer.ok)
+    try {
+      await client.signOut()
+      signedOut('Signed out.')
+    } catch (error) {
+      // Forgotten here whatever the answer: a token the service no longer knows is signed out too.
+      signedOut(error.message, true)
+    }
   }
 
   /** Runs `action` with `button` disabled, so that one click makes one request. */

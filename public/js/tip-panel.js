@@ -1,12 +1,14 @@
 // Tip panel: the user picks an amount in PKOIN and the service makes an invoice for it
 // (POST /api/payments/tips: integer satoshi on the wire; its bounds are the service's, and its
-// 400 says them). Inside Bastyon, the host pays the invoice's `hostRequest` (sdk.payment) and the
-// page reports the txid it got, which the service checks on chain. Standalone there is no host to
-// pay with: the invoice and its checkout for Bastyon (`sdk.ext`) are shown instead, and in
-// `npm run demo` the demo wallet (demo-wallet.js) pays the same hostRequest on the emulator's
-// chain when asked, reported the same way.
-// Either way the state shown is the service's, decided from the chain alone: live from the event
-// stream (topic `payment:<id>`), and read again (GET the invoice) when the stream fails.
+// 400 says them). Inside Bastyon, the page's client asks the host to pay the invoice's
+// `hostRequest` (sdk.payment) and reports the txid it sent, which the service checks on chain.
+// Standalone there is no host to pay with: the invoice and its checkout for Bastyon (`sdk.ext`)
+// are shown instead, and in `npm run demo` the demo wallet (`?wallet=demo`) pays the same
+// hostRequest on the emulator's chain when asked, reported the same way.
+// Either way the state shown is the service's, decided from the chain alone: live from the
+// invoice's topic (`payment:<id>`) as the client follows it (an event stream, or long-polling
+// where the stream is refused), and read again (GET the invoice) each time following connects.
+import { client, hosting } from './client.js'
 import { getJson, requestJson } from './api.js'
 import { element, setStatus } from './dom.js'
 import { formatPkoin, parsePkoin } from './pkoin.js'
@@ -49,15 +51,8 @@ function flagsOf (invoice) {
 
 /**
  * @param {HTMLElement} panel
- * @param {{
- *   bastyon: Promise<{ canPay: boolean, pay (hostRequest: object): Promise<string> } | undefined>,
- *   demoWallet?: Promise<{ address: string, pay (hostRequest: object): Promise<string> } | undefined>,
- *   pollMs?: number,
- * }} options `bastyon`: the host once connected (undefined standalone); `demoWallet`: the demo's
- *   stand-in wallet, offered only where the host cannot pay; `pollMs`: how often the invoice is
- *   read while the event stream is refused
  */
-export function createTipPanel (panel, { bastyon, demoWallet = Promise.resolve(undefined), pollMs = 5000 }) {
+export function createTipPanel (panel) {
   const form = panel.querySelector('form')
   const input = panel.querySelector('#tip-amount')
   const submit = form.querySelector('button[type="submit"]')
@@ -74,29 +69,24 @@ export function createTipPanel (panel, { bastyon, demoWallet = Promise.resolve(u
   const field = name => panel.querySelector(`[data-testid="tip-${name}"]`)
   /**
    * The tip shown; the others' late answers and events are ignored.
-   * @type {{ id: string, invoice: any, txid?: string, paying: boolean, streamEvents: number, stopped: boolean, stream?: EventSource, timer?: number } | undefined}
+   * @type {{ id: string, invoice: any, txid?: string, paying: boolean, events: number, stopped: boolean, following?: { close (): void } } | undefined}
    */
   let current
-  let host
-  let wallet
+  /** Who pays from this page, once known: `bastyon`, `demo` or `none`. */
+  let payer = 'none'
 
-  bastyon.then(connected => {
-    host = connected?.canPay ? connected : undefined
-    needsBastyon.hidden = host !== undefined
-  })
-  Promise.all([bastyon, demoWallet]).then(([, demo]) => {
-    wallet = host === undefined ? demo : undefined
-    demoLine.hidden = wallet === undefined
-    // Who pays from this page, once known: `bastyon`, `demo` or `none`.
-    panel.dataset.payer = host !== undefined ? 'bastyon' : wallet !== undefined ? 'demo' : 'none'
-    panel.querySelector('[data-testid="tip-demo-address"]').textContent = wallet?.address ?? ''
+  hosting.then(found => {
+    payer = found.payer
+    needsBastyon.hidden = payer === 'bastyon'
+    demoLine.hidden = payer !== 'demo'
+    panel.dataset.payer = payer
+    panel.querySelector('[data-testid="tip-demo-address"]').textContent = found.walletAddress ?? ''
     updatePayButton(current)
   })
 
   function stop (tip) {
     tip.stopped = true
-    tip.stream?.close()
-    clearTimeout(tip.timer)
+    tip.following?.close()
   }
 
   /** Whether `tip` still waits for a payment from this page. */
@@ -104,10 +94,10 @@ export function createTipPanel (panel, { bastyon, demoWallet = Promise.resolve(u
 
   function updatePayButton (tip) {
     if (tip !== undefined) {
-      payButton.hidden = host === undefined || !payable(tip)
+      payButton.hidden = payer !== 'bastyon' || !payable(tip)
       payButton.disabled = tip.paying
     }
-    demoPayButton.disabled = wallet === undefined || !payable(tip) || tip.paying
+    demoPayButton.disabled = payer !== 'demo' || !payable(tip) || tip.paying
   }
 
   function show (tip, invoice) {
@@ -132,79 +122,67 @@ export function createTipPanel (panel, { bastyon, demoWallet = Promise.resolve(u
     if (invoice.state === 'confirmed') stop(tip)
   }
 
-  /** Reads the invoice; dropped if the stream told something newer meanwhile. */
+  /** Reads the invoice; dropped if an event told something newer meanwhile. */
   async function refresh (tip) {
-    const before = tip.streamEvents
+    const before = tip.events
     const answer = await getJson(`/api/payments/invoices/${encodeURIComponent(tip.id)}`, { fresh: true })
-    if (tip !== current || tip.stopped || tip.streamEvents !== before) return
+    if (tip !== current || tip.stopped || tip.events !== before) return
     if (!answer.ok) return setStatus(status, failure(answer), true)
     show(tip, answer.data)
   }
 
-  async function poll (tip) {
-    await refresh(tip)
-    if (!tip.stopped) tip.timer = setTimeout(() => poll(tip), pollMs)
-  }
-
   function follow (tip) {
-    if (typeof EventSource !== 'function') {
-      panel.dataset.live = 'polling'
-      return poll(tip)
-    }
-    panel.dataset.live = 'stream'
-    const stream = new EventSource(`/api/events?topics=${encodeURIComponent(`payment:${tip.id}`)}`)
-    tip.stream = stream
-    // Whatever happened before the stream opened.
-    stream.addEventListener('open', () => refresh(tip))
-    stream.addEventListener('resync', () => refresh(tip))
-    stream.addEventListener('payment', event => {
-      tip.streamEvents++
-      let data
-      try {
-        data = JSON.parse(event.data)
-      } catch {
-        return
-      }
-      if (data?.invoice?.id === tip.id) show(tip, data.invoice)
-    })
-    stream.addEventListener('error', () => {
-      if (tip.stopped || tip !== current) return
-      // The browser reconnects by itself, with the last event id, unless the service refused the
-      // stream: then the invoice is read every pollMs instead.
-      if (stream.readyState !== EventSource.CLOSED) return refresh(tip)
-      panel.dataset.live = 'polling'
-      poll(tip)
+    const live = () => tip === current && !tip.stopped
+    tip.following = client.follow([`payment:${tip.id}`], event => {
+      if (!live()) return
+      if (event.event === 'resync') return refresh(tip)
+      if (event.event !== 'payment' || event.data?.invoice?.id !== tip.id) return
+      tip.events++
+      show(tip, event.data.invoice)
+    }, {
+      // Each time events flow (`stream`, or `poll` where the stream is refused): whatever
+      // happened before, read once.
+      onConnect (transport) {
+        if (!live()) return
+        panel.dataset.live = transport
+        refresh(tip)
+      },
     })
   }
 
-  /** Pays with `payer` (the host, or the demo wallet), then reports the txid to the service. */
-  async function pay (tip, payer, asking) {
+  /** Pays through the page's host (Bastyon's, or the demo wallet), then reports the txid to the service. */
+  async function pay (tip, asking) {
     tip.paying = true
     updatePayButton(tip)
     setStatus(status, asking)
     let txid
     try {
-      txid = await payer.pay(tip.invoice.hostRequest)
-    } catch (err) {
+      txid = await client.sendPayment(tip.invoice)
+    } catch (error) {
       tip.paying = false
       if (tip !== current) return
       updatePayButton(tip)
-      return setStatus(status, `Not paid: ${err.message}`, true)
+      return setStatus(status, error.message, true)
     }
     tip.txid = txid
     if (tip !== current) return
     show(tip, tip.invoice)
     setStatus(status, 'Sent: the server checks the transaction on chain…')
-    const before = tip.streamEvents
-    const answer = await requestJson(`/api/payments/invoices/${encodeURIComponent(tip.id)}/transaction`, { method: 'POST', body: { txid } })
+    const before = tip.events
+    let checked
+    try {
+      checked = await client.reportPayment(tip.invoice, txid)
+    } catch (error) {
+      checked = { error }
+    }
     tip.paying = false
     if (tip !== current) return
     updatePayButton(tip)
-    if (!answer.ok) return setStatus(status, `Sent, but the server could not check it yet (${failure(answer)}). The invoice still follows the chain.`, true)
-    const { refused } = answer.data
+    if (checked.error) return setStatus(status, `Sent, but the server could not check it yet (${checked.error.message}). The invoice still follows the chain.`, true)
+    const { refused } = checked
     if (refused) setStatus(status, `${REFUSALS[refused] ?? 'The server does not count this transaction.'} (${refused})`, true)
     else setStatus(status, 'Sent and reported: the chain decides the rest.')
-    if (tip.streamEvents === before) show(tip, answer.data.invoice)
+    if (tip.events === before) show(tip, checked.invoice)
   }
 
   async function create (amount) {
@@ -215,18 +193,18 @@ export function createTipPanel (panel, { bastyon, demoWallet = Promise.resolve(u
     delete panel.dataset.live
     panel.dataset.state = 'creating'
     setStatus(status, 'Asking the server for an invoice…')
-    await bastyon
+    await hosting
     // Standalone, the host's checkout too: it is what Bastyon would pay with.
-    const answer = await requestJson('/api/payments/tips', { method: 'POST', body: host ? { amount } : { amount, checkout: true } })
+    const answer = await requestJson('/api/payments/tips', { method: 'POST', body: payer === 'bastyon' ? { amount } : { amount, checkout: true } })
     if (!answer.ok) {
       panel.dataset.state = 'error'
       return setStatus(status, `${PLAIN_WORDS[answer.status] ? `${PLAIN_WORDS[answer.status]} ` : ''}${failure(answer)}`, true)
     }
-    const tip = { id: answer.data.id, invoice: undefined, paying: false, streamEvents: 0, stopped: false }
+    const tip = { id: answer.data.id, invoice: undefined, paying: false, events: 0, stopped: false }
     current = tip
     show(tip, answer.data)
     follow(tip)
-    if (host) pay(tip, host, 'Asking Bastyon to pay…')
+    if (payer === 'bastyon') pay(tip, 'Asking Bastyon to pay…')
     else setStatus(status, `Invoice for ${formatPkoin(answer.data.amount)} PKOIN created.`)
   }
 
@@ -242,9 +220,9 @@ export function createTipPanel (panel, { bastyon, demoWallet = Promise.resolve(u
     }
   })
   payButton.addEventListener('click', () => {
-    if (current && !current.paying) pay(current, host, 'Asking Bastyon to pay…')
+    if (payer === 'bastyon' && current && !current.paying) pay(current, 'Asking Bastyon to pay…')
   })
   demoPayButton.addEventListener('click', () => {
-    if (wallet && payable(current) && !current.paying) pay(current, wallet, 'The demo wallet pays on the emulator\'s chain…')
+    if (payer === 'demo' && payable(current) && !current.paying) pay(current, 'The demo wallet pays on the emulator\'s chain…')
   })
 }

@@ -44,7 +44,7 @@ function execForm (args: string): string[] {
 /** What the runtime stage copies into the image, as paths of the repository. */
 const RUNTIME_FILES = ['package.json', 'package-lock.json', 'lib/package.json', 'packages/miniapp-client/package.json', 'packages/miniapp-server/package.json', 'packages/miniapp-testkit/package.json', 'public']
 /** What it copies from the build stage. */
-const BUILT = ['dist', 'lib/dist']
+const BUILT = ['dist', 'lib/dist', 'packages/miniapp-client/dist']
 
 describe('the production path', () => {
   it('builds once, installs production dependencies only, and serves with npm start until SIGTERM', async (t) => {
@@ -93,6 +93,9 @@ describe('the production path', () => {
     assert.equal(search.status, 200)
     assert.equal(((await search.json()) as { data: { results: unknown[] } }).data.results.length, 2)
     assert.equal((await fetch(`${url}/`)).status, 200, 'the demo page is in the image')
+    const client = await fetch(`${url}/client/index.js`)
+    assert.equal(client.status, 200, 'and the browser client it imports')
+    assert.match(client.headers.get('content-type') ?? '', /javascript/)
 
     // The image's health check, run as Docker would run it.
     const healthcheck = dockerfileStages().at(-1)?.find(step => step.instruction === 'HEALTHCHECK')
@@ -117,9 +120,9 @@ describe('the production path', () => {
     const args = (stage: typeof build, instruction: string): string[] => stage.filter(step => step.instruction === instruction).map(step => step.args)
     assert.match(args(build, 'FROM')[0] ?? '', /^node:20-slim AS build$/)
     assert.ok(args(build, 'RUN').includes('npm run build'))
-    // What `npm run build` reads: the manifests (the workspaces' too, for npm ci), both tsconfigs, lib, src and the bundle script.
+    // What `npm run build` reads: the manifests (the workspaces' too, for npm ci), both tsconfigs, lib, the browser client, src and the bundle script.
     const buildInputs = args(build, 'COPY').flatMap(copy => copy.split(/\s+/).slice(0, -1)).sort()
-    assert.deepEqual(buildInputs, ['lib', 'lib/package.json', 'package-lock.json', 'package.json', 'packages/miniapp-client/package.json', 'packages/miniapp-server/package.json', 'packages/miniapp-testkit/package.json', 'scripts/bundle.ts', 'src', 'tsconfig.build.json', 'tsconfig.json'])
+    assert.deepEqual(buildInputs, ['lib', 'lib/package.json', 'package-lock.json', 'package.json', 'packages/miniapp-client', 'packages/miniapp-client/package.json', 'packages/miniapp-server/package.json', 'packages/miniapp-testkit/package.json', 'scripts/bundle.ts', 'src', 'tsconfig.build.json', 'tsconfig.json'])
     assert.match(args(runtime, 'FROM')[0] ?? '', /^node:20-slim\b/)
     assert.ok(args(runtime, 'RUN').some(run => run.startsWith('npm ci --omit=dev')), 'production dependencies only')
     const copied = args(runtime, 'COPY').map(copy => copy.split(/\s+/))

@@ -6,6 +6,7 @@ import type { Emulator } from '../../devnode/server.js'
 import { addressOf, sdkSign, testKey } from '../../devnode/bastyon-host.js'
 import { demoSignerKey, mountDemoSigner } from '../../devnode/demo-signer.js'
 import { startApp, type TestApp } from '../helpers/build-app.js'
+import { ensureBuilt } from '../helpers/built.js'
 import { ARTIFACTS_DIR, launchBrowser, openPage as openPageAt, type PageOptions } from '../helpers/browser.js'
 import { APP_ID, giveAccount } from '../helpers/sign-in.js'
 import { startEmulator } from '../helpers/start-emulator.js'
@@ -23,6 +24,8 @@ const KEY = testKey('demo-page')
 let signedInUser: UserRecord
 
 before(async () => {
+  // The page imports the browser client's build from /client/.
+  ensureBuilt()
   const dataset = generateDataset()
   signedInUser = giveAccount(dataset, KEY)
   node = await startEmulator(suite, { dataset })

@@ -36,7 +36,8 @@ window.client = createClient({
   host: { sign: text => window.hostSign(text) },
 })
 window.follow = (topics) => {
-  window.following = window.client.follow(topics, event => window.events.push(event))
+  window.connects = []
+  window.following = window.client.follow(topics, event => window.events.push(event), { onConnect: transport => window.connects.push(transport) })
   return window.following.transport
 }
 window.ready = true
@@ -89,6 +90,7 @@ describe('bastyon-miniapp-client in Chromium', () => {
     const blocks = await blocksAbove(page, from)
     assert.equal(blocks[0]?.data.topic, 'blocks')
     assert.equal(await page.evaluate(() => (window as any).following.transport), 'stream', 'no fallback: the stream opened')
+    assert.deepEqual(await page.evaluate(() => (window as any).connects), ['stream'], 'told once, when it opened')
   })
 
   it('signed in, opens its stream with a ticket, and opens it again with a new one when it ends', async (t) => {
@@ -120,6 +122,7 @@ describe('bastyon-miniapp-client in Chromium', () => {
     await page.waitForFunction(() => (window as any).following.transport === 'poll')
     const blocks = await blocksAbove(page, node.height)
     assert.equal(blocks.at(-1)?.data.topic, 'blocks')
+    assert.deepEqual(await page.evaluate(() => (window as any).connects), ['poll'], 'the refused stream never connected')
   })
 
   it('falls back to long-polling when the stream never opens (a transport that buffers it)', async (t) => {

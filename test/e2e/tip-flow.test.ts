@@ -18,6 +18,7 @@ import { mountDemoWallet } from '../../devnode/demo-wallet.js'
 import { CONTROLS_PATH, DEVNODE_WALLET, PAYMENT_FEE_SAT, type ChainTransaction, type Emulator } from '../../devnode/server.js'
 import { pkoinToSatoshi } from '../../lib/payments/satoshi.js'
 import { startApp, type TestApp } from '../helpers/build-app.js'
+import { ensureBuilt } from '../helpers/built.js'
 import { ARTIFACTS_DIR, launchBrowser, openPage as openPageAt, type PageOptions } from '../helpers/browser.js'
 import { startEmulator } from '../helpers/start-emulator.js'
 import { waitFor } from '../helpers/wait-for.js'
@@ -41,6 +42,8 @@ const INVOICE_TTL_S = 3600
 let clockOffsetMs = 0
 
 before(async () => {
+  // The page imports the browser client's build from /client/.
+  ensureBuilt()
   // Controls on, and the demo wallet's routes on the service, as `npm run demo` has them.
   node = await startEmulator(suite, { controls: true })
   const dataDir = await freshDataDir()
@@ -311,23 +314,29 @@ describe('the demo page\'s tip panel', () => {
     await state(page, 'confirmed')
   })
 
-  it('reads the invoice by GET while the service refuses the event stream', async (t) => {
-    const page = await openPage(t, { init: PAYS, expose: { hostPay: (request: HostRequest) => payThroughNode(request).txid }, query: 'tipPollMs=100' })
+  it('follows the invoice by long-polling while the service refuses the event stream', async (t) => {
+    const page = await openPage(t, { init: PAYS, expose: { hostPay: (request: HostRequest) => payThroughNode(request).txid } })
     let streams = 0
     await page.route(url => url.pathname === '/api/events' && (url.searchParams.get('topics') ?? '').startsWith('payment:'), route => {
       streams++
       return route.fulfill({ status: 503, json: { message: 'Service unavailable', error: 'Too many streams' } })
     })
+    const polls: string[] = []
+    page.on('request', request => {
+      const url = new URL(request.url())
+      if (url.pathname === '/api/events/poll') polls.push(url.searchParams.get('topics') ?? '')
+    })
     const report = reported(page)
-    await tip(page, '0.2')
+    const { invoice } = await tip(page, '0.2')
     await report
-    await page.locator('#tip-panel[data-live="polling"]').waitFor()
-    assert.equal(streams, 1, 'a refused stream is not asked for again')
     node.mineBlock()
     await state(page, 'seen')
     node.mineBlock()
     await state(page, 'confirmed')
     assert.equal(await text(page, 'tip-state'), 'Confirmed: 2 of 2 confirmations. Thank you!')
+    assert.equal(await page.locator('#tip-panel').getAttribute('data-live'), 'poll')
+    assert.equal(streams, 1, 'a refused stream is not asked for again')
+    assert.ok(polls.length > 0 && polls.every(topics => topics === `payment:${invoice.id}`), `polled ${polls.join(', ')}`)
   })
 
   it('shows an invoice expired, and a payment after expiry as paid late, not confirmed', async (t) => {

@@ -128,7 +128,8 @@ describe('bastyon-miniapp-client', () => {
     const { node, app } = await service(t)
     const client = createClient({ baseUrl: app.url })
     const events: MiniAppEvent[] = []
-    const following = client.follow(['blocks'], event => { events.push(event) })
+    const connects: string[] = []
+    const following = client.follow(['blocks'], event => { events.push(event) }, { onConnect: transport => connects.push(transport) })
     t.after(() => following.close())
     assert.equal(following.transport, 'poll')
     // A poll without `since` waits for what comes next: the block is mined once it waits.
@@ -138,6 +139,7 @@ describe('bastyon-miniapp-client', () => {
     const block = events.find(event => event.event === 'block') as MiniAppEvent
     assert.equal(block.data.topic, 'blocks')
     assert.equal(typeof block.data.height, 'number')
+    assert.deepEqual(connects, ['poll'], 'told once the first poll answered, not again while it goes on')
     const resumeFrom = following.lastEventId as string
     assert.ok(resumeFrom !== undefined)
     following.close()
@@ -195,6 +197,32 @@ describe('bastyon-miniapp-client', () => {
     const silent: Host = { sign: async () => ({}), payment: async () => ({ ok: true }) }
     await assert.rejects(createClient({ baseUrl: app.url, host: silent }).pay(invoice), { reason: 'Not paid', detail: 'the host sent no transaction' })
     assert.equal(node.chain.pendingTransactions.length, 0)
+  })
+
+  it('rejects with the service\'s refusal when the host\'s transaction does not pay the invoice, after telling its txid; each step alone too', async (t) => {
+    const { node, app } = await service(t)
+    // A host that pays the receiver with another memo: the service refuses to count it.
+    const wrongMemo: Host = {
+      sign: async () => ({}),
+      async payment (request) {
+        const [to] = request.recievers
+        return node.addTransaction({
+          inputs: [{ address: USER, amount: 3 * PKOIN }],
+          outputs: [{ address: to?.address as string, amount: 2 * PKOIN }, { memo: Buffer.from('another memo', 'utf8').toString('hex'), amount: 0 }],
+        }).txid
+      },
+    }
+    const client = createClient({ baseUrl: app.url, host: wrongMemo })
+    const invoice = await client.request<Invoice>('/api/payments/tips', { method: 'POST', body: { amount: 2 * PKOIN } })
+    const sent: string[] = []
+    await assert.rejects(client.pay(invoice, { onSent: txid => sent.push(txid) }), { reason: 'Not paid', detail: 'MEMO_MISMATCH' })
+    assert.deepEqual(sent, [node.chain.pendingTransactions[0]?.txid])
+
+    // The same, step by step: the txid the host sent, then the service's answer to it.
+    const txid = await client.sendPayment(invoice)
+    assert.equal(txid, node.chain.pendingTransactions[1]?.txid)
+    const checked = await client.reportPayment(invoice, txid)
+    assert.deepEqual([checked.refused, checked.invoice.id, checked.invoice.state], ['MEMO_MISMATCH', invoice.id, 'pending'])
   })
 
   it('signs in and pays in a plain browser\'s way against npm run demo: the demo signer and the demo wallet', async (t) => {

@@ -33,6 +33,8 @@ export interface ClientOptions {
 export interface PayOptions {
   /** Told of each state the invoice goes through (`seen`, each confirmation), for the page to show. */
   onUpdate?: (invoice: Invoice) => void
+  /** Told of the txid once the host has sent the transaction, before it is reported. */
+  onSent?: (txid: string) => void
   transport?: Transport | 'auto'
 }
 
@@ -50,9 +52,21 @@ export interface MiniAppClient {
   /**
    * Pays an invoice through the host (`payment(invoice.hostRequest)`), reports the txid, and
    * resolves with the invoice once the chain has confirmed it. Rejects with a MiniAppError when
-   * the host refuses or the invoice expires unpaid.
+   * the host refuses, when the service refuses the host's transaction for this invoice (its
+   * `detail` is the refusal's code, such as `MEMO_MISMATCH`), or when the invoice expires unpaid.
    */
   pay (invoice: Invoice, options?: PayOptions): Promise<Invoice>
+  /**
+   * `pay`'s first step alone, for a page that shows each one: asks the host to pay the invoice's
+   * `hostRequest` and resolves with the txid of the transaction it sent.
+   */
+  sendPayment (invoice: Invoice): Promise<string>
+  /**
+   * `pay`'s second step alone: tells the service the txid the host sent. A hint that speeds the
+   * check up (the chain decides either way); the answer says why the service does not count the
+   * transaction, if it does not (`refused`).
+   */
+  reportPayment (invoice: Invoice, txid: string): Promise<CheckedTransaction>
 }
 
 const SESSION_KEY = 'bastyon-miniapp-session'
@@ -100,9 +114,27 @@ export function createClient (options: ClientOptions = {}): MiniAppClient {
     ticket: async () => session === undefined ? undefined : (await request<StreamTicket>('/api/events/ticket', { method: 'POST', auth: true })).ticket,
   }
 
-  function pay (invoice: Invoice, payOptions: PayOptions = {}): Promise<Invoice> {
+  async function sendPayment (invoice: Invoice): Promise<string> {
     const payment = host?.payment
-    if (payment === undefined) return Promise.reject(new MiniAppError(0, 'Not paid', 'this host cannot pay from a mini-app (its SDK has no payment)'))
+    if (payment === undefined) throw new MiniAppError(0, 'Not paid', 'this host cannot pay from a mini-app (its SDK has no payment)')
+    let result: unknown
+    try {
+      result = await payment.call(host, invoice.hostRequest)
+    } catch (error) {
+      // A stand-in host's refusal (demoHost) is already in the service's words.
+      throw error instanceof MiniAppError ? error : new MiniAppError(0, 'Not paid', reasonOf(error))
+    }
+    const txid = txidOf(result)
+    if (txid === '') throw new MiniAppError(0, 'Not paid', 'the host sent no transaction')
+    return txid
+  }
+
+  const reportPayment = (invoice: Invoice, txid: string): Promise<CheckedTransaction> =>
+    request<CheckedTransaction>(`/api/payments/invoices/${encodeURIComponent(invoice.id)}/transaction`, { method: 'POST', body: { txid } })
+
+  function pay (invoice: Invoice, payOptions: PayOptions = {}): Promise<Invoice> {
+    // The same refusal as sendPayment's, before following anything.
+    if (host?.payment === undefined) return sendPayment(invoice).then(() => invoice)
     return new Promise<Invoice>((resolve, reject) => {
       let done = false
       const finish = (error: unknown, paid?: Invoice): void => {
@@ -121,22 +153,18 @@ export function createClient (options: ClientOptions = {}): MiniAppClient {
       const reread = (): void => {
         request<Invoice>(`/api/payments/invoices/${encodeURIComponent(invoice.id)}`).then(update, () => {})
       }
-      // Followed before paying, so that no transition comes before the page listens.
+      // Followed before paying, so that no transition comes before the page listens; read once
+      // connected, for one that came before.
       const following = follow(followContext, [`payment:${invoice.id}`], event => {
         if (event.event === 'payment' && event.data?.invoice !== undefined) update(event.data.invoice as Invoice)
         else if (event.event === 'resync') reread()
-      }, { transport: payOptions.transport ?? 'auto' })
+      }, { transport: payOptions.transport ?? 'auto', onConnect: reread })
       ;(async () => {
-        let result: unknown
-        try {
-          result = await payment.call(host, invoice.hostRequest)
-        } catch (error) {
-          throw new MiniAppError(0, 'Not paid', reasonOf(error))
-        }
-        const txid = txidOf(result)
-        if (txid === '') throw new MiniAppError(0, 'Not paid', 'the host sent no transaction')
-        // A hint that speeds the check up; the chain decides either way.
-        const checked = await request<CheckedTransaction>(`/api/payments/invoices/${encodeURIComponent(invoice.id)}/transaction`, { method: 'POST', body: { txid } })
+        const txid = await sendPayment(invoice)
+        payOptions.onSent?.(txid)
+        const checked = await reportPayment(invoice, txid)
+        // Not yet known to the node is no refusal: the invoice follows the chain until it is.
+        if (checked.refused !== undefined && checked.refused !== 'UNKNOWN_TRANSACTION') throw new MiniAppError(0, 'Not paid', checked.refused)
         update(checked.invoice)
       })().catch(error => finish(error))
     })
@@ -169,5 +197,7 @@ export function createClient (options: ClientOptions = {}): MiniAppClient {
     },
     follow: (topics, onEvent, followOptions) => follow(followContext, topics, onEvent, followOptions),
     pay,
+    sendPayment,
+    reportPayment,
   }
 }

@@ -30,6 +30,12 @@ export interface FollowOptions {
   transport?: Transport | 'auto'
   /** Told of each failure the client recovers from by retrying (the service away, a 429). */
   onError?: (error: MiniAppError) => void
+  /**
+   * Told each time events start to flow: a stream opened, or a poll answered after none had or
+   * after a failure. Without `since`, what happened before this moment is not delivered: read the
+   * state here (as after a `resync`).
+   */
+  onConnect?: (transport: Transport) => void
 }
 
 export interface Following {
@@ -127,6 +133,7 @@ export function follow (context: FollowContext, topics: string[], onEvent: (even
       failures = 0
       if (timer !== undefined) clearTimeout(timer)
       timer = undefined
+      options.onConnect?.('stream')
     }
     for (const name of EVENT_NAMES) {
       stream.addEventListener(name, message => {
@@ -155,6 +162,7 @@ export function follow (context: FollowContext, topics: string[], onEvent: (even
   }
 
   async function poll (): Promise<void> {
+    let connected = false
     for (;;) {
       if (closed) return
       const query = new URLSearchParams({ topics: topics.join(',') })
@@ -163,11 +171,16 @@ export function follow (context: FollowContext, topics: string[], onEvent: (even
         const data = await requestData<PolledEvents>(context.fetch, `${context.baseUrl}/api/events/poll?${query}`, { signal: abort.signal })
         if (closed) return
         failures = 0
+        if (!connected) {
+          connected = true
+          options.onConnect?.('poll')
+        }
         if (data.resync) deliver({ id: '', event: 'resync', data: { reason: 'Some events are no longer kept: read the state again' } })
         for (const event of data.events) deliver(event)
         lastEventId = data.lastEventId
       } catch (error) {
         if (closed) return
+        connected = false
         const wait = failed(error instanceof MiniAppError ? error : new MiniAppError(0, 'Polling failed', String(error)))
         await new Promise<void>(resolve => later(wait, resolve))
       }

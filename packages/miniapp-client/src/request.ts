@@ -12,6 +12,8 @@ export interface RequestOptions {
   /** Sends the session's token (`Authorization: Bearer`): for `/api/me` and routes that need sign-in. */
   auth?: boolean
   signal?: AbortSignal
+  /** The browser's HTTP cache for this call, as `fetch` takes it: `no-cache` reads past an answer the browser holds. */
+  cache?: RequestCache
 }
 
 export type Fetch = (url: string, init: RequestInit) => Promise<Response>
@@ -32,6 +34,7 @@ export async function requestData<T> (fetch: Fetch, url: string, options: Reques
       headers,
       ...(options.body === undefined ? {} : { body: JSON.stringify(options.body) }),
       ...(options.signal === undefined ? {} : { signal: options.signal }),
+      ...(options.cache === undefined ? {} : { cache: options.cache }),
     })
   } catch (error) {
     if (options.signal?.aborted === true) throw options.signal.reason
