@@ -7,7 +7,7 @@ const { 400: badRequest, 429: tooManyRequests, 503: unavailable } = ErrorRespons
 
 const Topics = Type.String({
   maxLength: 2000,
-  description: 'Comma-separated, at most 20: `blocks`, `address:<address>` (payments to it), `content:<hash>` (comments and scores on a post), `app:<channel>` (the mini-app\'s own events)',
+  description: 'Comma-separated, at most 20: `blocks`, `address:<address>` (payments to it), `content:<hash>` (comments and scores on a post), `app:<channel>` (the mini-app\'s own events), `payment:<invoice id>` (the invoice\'s transitions)',
   examples: ['blocks,content:0fb6bacd6aa8a8bc5d83346ef7bcb4f4f7a6004cb307557539c10a5f6b79b94b'],
 })
 const EventId = Type.String({ maxLength: 64, description: 'The id of the last event seen: what was missed after it is sent first (else a `resync` event when it is no longer kept)' })
