@@ -108,8 +108,8 @@ export class ChainIngest {
           if (event.kind === 'block') onBlock?.({ height: event.height, blockHash: event.blockHash })
         },
         onError,
-        addressesOfInterest: () => hub.addressesOfInterest(),
-        contentOfInterest: () => hub.contentOfInterest(),
+        addressesOfInterest: () => hub.interests.addresses(),
+        contentOfInterest: () => hub.interests.contents(),
         ...(resume === undefined ? {} : { resumeFrom: resume }),
       })
     }, (err: Error) => {

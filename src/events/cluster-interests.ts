@@ -23,7 +23,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import type { RedisLink, RedisScript, TimerHandle, Timers } from 'pocketnet-client'
-import type { Interests } from './hub.js'
+import type { Followed } from './interests.js'
 import { Throttled } from './throttled.js'
 
 /** Most addresses and posts one instance writes for the others to follow. */
@@ -164,7 +164,7 @@ export class ClusterInterests {
   }
 
   /** The other instances' addresses and posts, as last read (nothing while not reading). */
-  readonly others = (): Interests => {
+  readonly others = (): Followed => {
     if (this.#union !== undefined) return this.#union
     const addresses = new Set<string>()
     const contents = new Set<string>()

@@ -1,9 +1,10 @@
 /**
- * Where events meet their subscribers: chain events from the node event source (`ingest`), the
- * mini-app's own (`publish`), the service's own (`announce`), each logged for replay
- * (event-log.ts) and handed to every subscriber of its topic. Subscribers are indexed by topic,
- * so an event costs its own subscribers, not everyone's. The ingest asks the hub which addresses
- * and posts have subscribers now, so that it reads only what someone follows.
+ * Where events meet their subscribers: chain events from the node event source (`ingest`, put on
+ * their topics by chain-entries.ts), the mini-app's own (`publish`), the service's own
+ * (`announce`), each logged for replay (event-log.ts) and handed to every subscriber of its topic.
+ * Subscribers are indexed by topic, so an event costs its own subscribers, not everyone's. The
+ * ingest asks `interests` (interests.ts) which addresses and posts have subscribers now, so that
+ * it reads only what someone follows.
  *
  * Alone, an event is delivered at once. With a shared log (shared-log.ts, REDIS_URL), it goes
  * through Redis first, and comes back to the streams of every instance in one order, this one's
@@ -12,14 +13,15 @@
  * instance's listeners (chain-entries.ts), each heard once whichever way it came.
  *
  * With REDIS_URL only one instance follows the chain at a time (ingest-lease.ts): it follows what
- * subscribers on every instance want, which `useClusterInterests` adds to this instance's own.
+ * subscribers on every instance want, which `interests.useCluster` adds to this instance's own.
  */
 import type { ChainEvent } from 'pocketnet-client'
-import { chainEventKey, chainEventOfEntry } from './chain-entries.js'
+import { ChainEntries, chainEventOfEntry } from './chain-entries.js'
 import { EventLog, type EventLogOptions, type Missed, type StreamEvent } from './event-log.js'
+import { Interests, isReadForTopic } from './interests.js'
 import { SeenChainEvents } from './seen-chain-events.js'
 import { compareStreamIds, type SharedEntry, type SharedEventLog } from './shared-log.js'
-import { APP_CHANNEL, userTopic, type Topic } from './topics.js'
+import { APP_CHANNEL, topicOf, topicParts, type Topic } from './topics.js'
 
 export type Listener = (event: StreamEvent) => void
 
@@ -36,12 +38,6 @@ export interface Following extends Subscription {
   readonly resynced: boolean
 }
 
-/** What this instance follows, or what the other instances do (cluster-interests.ts). */
-export interface Interests {
-  addresses: Iterable<string>
-  contents: Iterable<string>
-}
-
 /** The last block heard here: where an ingest started on this instance resumes. */
 export interface BlockSeen {
   height: number
@@ -54,15 +50,6 @@ export interface HubCounts {
   published: Record<string, number>
 }
 
-/** `address` for `address:P…`; `blocks` for `blocks`. */
-function kindOf (topic: Topic): string {
-  const colon = topic.indexOf(':')
-  return colon < 0 ? topic : topic.slice(0, colon)
-}
-
-/** Topics whose subscribers the ingest must read for: payments to an address, a user's notifications, a post's. */
-const isFollowedTopic = (topic: Topic): boolean => topic.startsWith('address:') || topic.startsWith('user:') || topic.startsWith('content:')
-
 /** A `resync` event: the stream goes on from `id`, and what came before it must be read again. */
 export const resyncEvent = (id: string, reason: string): StreamEvent => ({ id, topic: '', type: 'resync', data: { reason }, at: 0 })
 const NOT_KEPT = 'Some events after the last one seen are no longer kept: read the state again, then follow from here'
@@ -72,15 +59,13 @@ export class EventHub {
   readonly #log: EventLog
   readonly #byTopic = new Map<Topic, Set<Listener>>()
   readonly counts: HubCounts = { published: {} }
+  /** What the chain ingest must read for: the addresses and posts followed now. */
+  readonly interests: Interests
   readonly #chainListeners = new Set<(event: ChainEvent) => void>()
-  readonly #interests = new Set<() => Iterable<string>>()
-  readonly #interestListeners = new Set<() => void>()
-  /** What the other instances follow, while this one follows the chain for all (cluster-interests.ts). */
-  #cluster: (() => Interests) | undefined
+  readonly #chainEntries = new ChainEntries()
   readonly #seen = new SeenChainEvents()
   #lastBlock: BlockSeen | undefined
-  /** The last block reported, so that a notification seen twice (for its address and its post) goes to a post's topic once. */
-  #contentSeen = new Set<string>()
+  #durablePosition: (() => Promise<BlockSeen | undefined>) | undefined
   #shared: SharedEventLog | undefined
   /** Events go to the shared log one after another, so that they keep the order they were published in. */
   #publishing: Promise<unknown> = Promise.resolve()
@@ -93,6 +78,7 @@ export class EventHub {
   constructor (log: EventLogOptions, onListenerError: (err: unknown) => void = () => {}) {
     this.#log = new EventLog(log)
     this.#onListenerError = onListenerError
+    this.interests = new Interests(() => this.#byTopic.keys(), onListenerError)
   }
 
   /**
@@ -128,9 +114,10 @@ export class EventHub {
    * @throws TypeError for a channel that is not 1 to 64 letters, digits, `.`, `_` or `-`
    */
   publish (channel: string, data: Record<string, unknown>): Promise<string | undefined> {
-    const name = channel.startsWith('app:') ? channel.slice(4) : channel
+    const parts = topicParts(channel)
+    const name = parts?.kind === 'app' ? parts.channel : channel
     if (!APP_CHANNEL.test(name)) throw new TypeError(`app.events.publish: ${JSON.stringify(channel.slice(0, 80))} is no channel (1 to 64 letters, digits, '.', '_' or '-')`)
-    return this.#emit(`app:${name}`, 'app', data)
+    return this.#emit(topicOf({ kind: 'app', channel: name }), 'app', data)
   }
 
   /** A chain event from the node event source, on each topic it concerns, after the service's own listeners (payments). */
@@ -138,32 +125,7 @@ export class EventHub {
     this.#hearChainEvent(event)
     // Each key names the event whatever instance reports it: with several instances following
     // the chain, the shared log keeps it once.
-    const key = chainEventKey(event)
-    switch (event.kind) {
-      case 'block':
-        this.#contentSeen = new Set()
-        this.#emit('blocks', 'block', { height: event.height, hash: event.blockHash, time: event.time }, key)
-        return
-      case 'reorg':
-        this.#emit('blocks', 'reorg', { height: event.height, oldHash: event.oldBlockHash, ...(event.newBlockHash === undefined ? {} : { newHash: event.newBlockHash }) }, key)
-        return
-      case 'transaction':
-        this.#emit(`address:${event.address}`, 'transaction', {
-          address: event.address, txid: event.txid, nout: event.nout, amount: event.amount, height: event.height, blockHash: event.blockHash, time: event.time, ...(event.type === undefined ? {} : { type: event.type }),
-        }, key)
-        return
-      case 'notification': {
-        const data = { type: event.type, txid: event.txid, height: event.height, blockHash: event.blockHash, time: event.time, ...event.data }
-        // Reported only for the addresses followed when the block came; logged for a stream that
-        // reconnects, and the entry other instances turn back into the chain event.
-        this.#emit(userTopic(event.address), 'notification', { address: event.address, ...data }, key)
-        const post = typeof event.data.posttxid === 'string' ? event.data.posttxid : undefined
-        if (post !== undefined && !this.#contentSeen.has(`${post}:${event.txid}`)) {
-          this.#contentSeen.add(`${post}:${event.txid}`)
-          this.#emit(`content:${post}`, 'notification', data, `content:${event.blockHash}:${event.txid}:${post}`)
-        }
-      }
-    }
+    for (const entry of this.#chainEntries.entriesOf(event)) this.#emit(entry.topic, entry.type, entry.data, entry.key)
   }
 
   /**
@@ -181,30 +143,23 @@ export class EventHub {
 
   /**
    * Where an ingest resumes when this instance has heard no block yet (just started): a position
-   * kept across restarts, such as the payments watcher's in its database. Set before the app is ready.
+   * kept across restarts, such as the payments watcher's in its database. Given before the app is ready.
    */
-  durableResume: (() => Promise<BlockSeen | undefined>) | undefined
-
-  /** Adds addresses the ingest must follow whether or not a stream does (the payments' receivers). */
-  addInterest (addresses: () => Iterable<string>): void {
-    this.#interests.add(addresses)
-    this.#interestsChanged()
+  useDurablePosition (read: () => Promise<BlockSeen | undefined>): void {
+    this.#durablePosition = read
   }
 
-  /** Called when a topic the ingest reads for gains its first subscriber or loses its last (cluster-interests.ts writes them to Redis). */
-  onInterestsChange (listener: () => void): void {
-    this.#interestListeners.add(listener)
-  }
-
-  /** Adds what other instances follow to addressesOfInterest() and contentOfInterest(), while this instance ingests for all; undefined stops it. */
-  useClusterInterests (interests: (() => Interests) | undefined): void {
-    this.#cluster = interests
+  /** The position useDurablePosition gave, read now; undefined without one. */
+  async readDurablePosition (): Promise<BlockSeen | undefined> {
+    return await this.#durablePosition?.()
   }
 
   /**
-   * Publishes on a topic of the service's own (`payment:<id>`); resolves as publish() does.
-   * @param key names the event whatever instance announces it (`payment:<id>:<sequence>`), so
-   *   that the shared log keeps it once when several may (undefined when nothing was kept)
+   * Publishes on a topic of the service's own (`payment:<id>`); resolves as publish() does, with
+   * undefined when the shared log had the event already.
+   * @param key names the event whatever instance announces it, so that the shared log keeps it
+   *   once when several instances may announce the same event; none where only one does (a
+   *   payment's transition is announced by the instance that wrote it)
    */
   announce (topic: Topic, type: string, data: Record<string, unknown>, key?: string): Promise<string | undefined> {
     return this.#emit(topic, type, data, key)
@@ -217,11 +172,11 @@ export class EventHub {
       let listeners = this.#byTopic.get(topic)
       if (listeners === undefined) {
         this.#byTopic.set(topic, listeners = new Set())
-        followed ||= isFollowedTopic(topic)
+        followed ||= isReadForTopic(topic)
       }
       listeners.add(listener)
     }
-    if (followed) this.#interestsChanged()
+    if (followed) this.interests.changed()
     return {
       topics,
       close: () => {
@@ -231,10 +186,10 @@ export class EventHub {
           listeners?.delete(listener)
           if (listeners?.size === 0) {
             this.#byTopic.delete(topic)
-            unfollowed ||= isFollowedTopic(topic)
+            unfollowed ||= isReadForTopic(topic)
           }
         }
-        if (unfollowed) this.#interestsChanged()
+        if (unfollowed) this.interests.changed()
       },
     }
   }
@@ -292,45 +247,11 @@ export class EventHub {
     return this.#log.lastId
   }
 
-  /**
-   * Addresses with subscribers now, to their payments or to their own notifications: on this
-   * instance, and on every instance while this one follows the chain for all.
-   */
-  addressesOfInterest (): string[] {
-    const addresses = this.localInterests().addresses
-    const cluster = this.#cluster?.()
-    return cluster === undefined ? addresses : [...new Set([...addresses, ...cluster.addresses])]
-  }
-
-  /** Posts with subscribers now: on this instance, and on every instance while this one follows the chain for all. */
-  contentOfInterest (): string[] {
-    const contents = this.localInterests().contents
-    const cluster = this.#cluster?.()
-    return cluster === undefined ? contents : [...new Set([...contents, ...cluster.contents])]
-  }
-
-  /** The addresses and posts this instance's subscribers and `addInterest` callers follow. */
-  localInterests (): { addresses: string[], contents: string[] } {
-    const addresses: string[] = []
-    const contents: string[] = []
-    for (const more of this.#interests) addresses.push(...more())
-    for (const topic of this.#byTopic.keys()) {
-      if (topic.startsWith('address:')) addresses.push(topic.slice(8))
-      else if (topic.startsWith('user:')) addresses.push(topic.slice(5))
-      else if (topic.startsWith('content:')) contents.push(topic.slice(8))
-    }
-    return { addresses, contents }
-  }
-
   /** Hands a chain event to the listeners, unless they heard it already (from this instance's ingest or the shared log). */
   #hearChainEvent (event: ChainEvent): void {
     if (!this.#seen.first(event)) return
     if (event.kind === 'block') this.#lastBlock = { height: event.height, blockHash: event.blockHash }
     for (const listener of this.#chainListeners) this.#call(() => listener(event))
-  }
-
-  #interestsChanged (): void {
-    for (const listener of this.#interestListeners) this.#call(listener)
   }
 
   /** One listener's throw must not keep the others, or the streams, from the event. */
@@ -359,7 +280,7 @@ export class EventHub {
   #deliver (topic: Topic, type: string, data: Record<string, unknown>, sharedId?: string): StreamEvent {
     const event = this.#log.append(topic, type, data, sharedId)
     if (sharedId !== undefined) this.#sharedIds.add(event)
-    const kind = kindOf(topic)
+    const kind = topicParts(topic)?.kind ?? 'other'
     this.counts.published[kind] = (this.counts.published[kind] ?? 0) + 1
     const listeners = this.#byTopic.get(topic)
     if (listeners !== undefined) for (const listener of [...listeners]) listener(event)

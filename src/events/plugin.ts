@@ -91,10 +91,10 @@ export default fp<EventsPluginOptions>(async (app, { now = Date.now, timers = RE
       instanceId,
       ttlMs: leaseMs,
       timers,
-      local: () => hub.localInterests(),
+      local: () => hub.interests.local(),
       onTruncated: what => app.log.warn(`Chain events: ${what}`),
     })
-    hub.onInterestsChange(() => cluster.changed())
+    hub.interests.onChange(() => cluster.changed())
   }
 
   // A new block drops the answers that follow the tip at once, whichever instance ingested it.
@@ -103,7 +103,7 @@ export default fp<EventsPluginOptions>(async (app, { now = Date.now, timers = RE
   const ingest = new ChainIngest({
     hub,
     client: () => app.pocketnet.get(),
-    resumeFrom: async () => hub.lastBlock ?? await lease?.readTip() ?? await hub.durableResume?.(),
+    resumeFrom: async () => hub.lastBlock ?? await lease?.readTip() ?? await hub.readDurablePosition(),
     onBlock: block => lease?.noteTip(block),
     onError: err => app.log.warn({ code: err.code }, `Chain events: ${err.message}`),
     onNoNode: (err, retryMs) => app.log.warn({ code: (err as { code?: unknown }).code }, `Chain events wait for a node: ${err.message}; trying again in ${retryMs / 1000} s`),
@@ -120,7 +120,7 @@ export default fp<EventsPluginOptions>(async (app, { now = Date.now, timers = RE
       onRole (role, previous) {
         const ingesting = role === 'holder' || role === 'alone'
         interests?.setReading(ingesting)
-        hub.useClusterInterests(ingesting ? interests?.others : undefined)
+        hub.interests.useCluster(ingesting ? interests?.others : undefined)
         if (role === 'alone') app.log.warn('Chain events: Redis has not answered for a whole ingest lease: following the chain on this instance until it is back')
         else if (role === 'holder') app.log.info('Chain events: this instance holds the ingest lease and follows the chain for every instance')
         else if (previous !== 'waiting') app.log.info('Chain events: another instance holds the ingest lease: its events come from the shared log')

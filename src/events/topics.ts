@@ -7,8 +7,25 @@
  * - `payment:<invoice id>`: an invoice's transitions (docs/payments.md).
  * A signed-in user's own notifications are the topic `user:<address>`, which only a stream
  * ticket opens (routes/api/events.ts): a client cannot name it.
+ *
+ * The one place a topic is taken apart or put together: everything else indexes events by the
+ * text (`Topic`) and reads it through `topicParts`.
  */
 import { isPocketnetAddress, type PocketnetNetwork } from 'pocketnet-client'
+
+/** A topic as the wire spells it: what the event log, the hub and the shared log index by. */
+export type Topic = string
+
+/** A topic taken apart. */
+export type TopicParts =
+  | { kind: 'blocks' }
+  | { kind: 'address', address: string }
+  | { kind: 'user', address: string }
+  | { kind: 'content', hash: string }
+  | { kind: 'app', channel: string }
+  | { kind: 'payment', invoiceId: string }
+
+export type TopicKind = TopicParts['kind']
 
 /** Most topics on one stream. */
 export const MAX_TOPICS = 20
@@ -18,7 +35,38 @@ const CONTENT_HASH = /^[0-9a-f]{64}$/
 /** An invoice id: `inv_` and 22 base64url characters. */
 const INVOICE_ID = /^inv_[A-Za-z0-9_-]{22}$/
 
-export type Topic = string
+/** The topic's text. */
+export function topicOf (parts: TopicParts): Topic {
+  switch (parts.kind) {
+    case 'blocks': return 'blocks'
+    case 'address': return `address:${parts.address}`
+    case 'user': return `user:${parts.address}`
+    case 'content': return `content:${parts.hash}`
+    case 'app': return `app:${parts.channel}`
+    case 'payment': return `payment:${parts.invoiceId}`
+  }
+}
+
+/** The parts of a topic's text by its form alone (the kind, and the value after the colon); undefined for a kind that does not exist. */
+export function topicParts (topic: Topic): TopicParts | undefined {
+  if (topic === 'blocks') return { kind: 'blocks' }
+  const colon = topic.indexOf(':')
+  if (colon < 0) return undefined
+  const value = topic.slice(colon + 1)
+  switch (topic.slice(0, colon)) {
+    case 'address': return { kind: 'address', address: value }
+    case 'user': return { kind: 'user', address: value }
+    case 'content': return { kind: 'content', hash: value }
+    case 'app': return { kind: 'app', channel: value }
+    case 'payment': return { kind: 'payment', invoiceId: value }
+    default: return undefined
+  }
+}
+
+/** The topic of a signed-in user's own notifications. */
+export const userTopic = (address: string): Topic => topicOf({ kind: 'user', address })
+/** The topic of an invoice's transitions. */
+export const paymentTopic = (invoiceId: string): Topic => topicOf({ kind: 'payment', invoiceId })
 
 /** The topics of `text`, in order, each once; or why not (the text of a 400). */
 export function parseTopics (text: string | undefined, network: PocketnetNetwork): Topic[] | { error: string } {
@@ -33,20 +81,18 @@ export function parseTopics (text: string | undefined, network: PocketnetNetwork
   return topics
 }
 
+/** Why a client may not follow `topic`, or undefined when it may. */
 function topicError (topic: string, network: PocketnetNetwork): string | undefined {
-  if (topic === 'blocks') return undefined
-  const colon = topic.indexOf(':')
-  const kind = colon < 0 ? topic : topic.slice(0, colon)
-  const value = topic.slice(colon + 1)
+  const parts = topicParts(topic)
   const shown = JSON.stringify(topic.slice(0, 80))
-  switch (kind) {
-    case 'address': return isPocketnetAddress(value, network) ? undefined : `${shown}: address:<address> takes an address of the ${network} network`
-    case 'content': return CONTENT_HASH.test(value) ? undefined : `${shown}: content:<hash> takes a post's hash, 64 lowercase hex digits`
-    case 'app': return APP_CHANNEL.test(value) ? undefined : `${shown}: app:<channel> takes 1 to 64 letters, digits, '.', '_' or '-'`
-    case 'payment': return INVOICE_ID.test(value) ? undefined : `${shown}: payment:<invoice id> takes an invoice's id`
-    default: return `${shown} is not a topic: blocks, address:<address>, content:<hash>, app:<channel> or payment:<invoice id>`
+  switch (parts?.kind) {
+    case 'blocks': return undefined
+    case 'address': return isPocketnetAddress(parts.address, network) ? undefined : `${shown}: address:<address> takes an address of the ${network} network`
+    case 'content': return CONTENT_HASH.test(parts.hash) ? undefined : `${shown}: content:<hash> takes a post's hash, 64 lowercase hex digits`
+    case 'app': return APP_CHANNEL.test(parts.channel) ? undefined : `${shown}: app:<channel> takes 1 to 64 letters, digits, '.', '_' or '-'`
+    case 'payment': return INVOICE_ID.test(parts.invoiceId) ? undefined : `${shown}: payment:<invoice id> takes an invoice's id`
+    // A user's own topic is opened by a stream ticket alone.
+    case 'user':
+    case undefined: return `${shown} is not a topic: blocks, address:<address>, content:<hash>, app:<channel> or payment:<invoice id>`
   }
 }
-
-/** The topic of a signed-in user's own notifications. */
-export const userTopic = (address: string): Topic => `user:${address}`

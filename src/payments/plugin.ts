@@ -9,6 +9,7 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { parseNodeList, REAL_TIMERS, type ChainEvent, type Timers } from 'pocketnet-client'
+import { paymentTopic } from '../events/topics.js'
 import { ChainCursor } from './chain-cursor.js'
 import { ChainWatcher } from './chain-watcher.js'
 import { createPaymentStore, type PaymentStore } from './create-payment-store.js'
@@ -61,17 +62,17 @@ export default fp<PaymentsPluginOptions>(async (app, { now = Date.now, timers = 
     confirmations: config.PAYMENT_CONFIRMATIONS,
     invoiceTtlS: config.PAYMENT_INVOICE_TTL_S,
   }, event => {
-    app.events.announce(`payment:${event.invoiceId}`, 'payment', { type: event.type, sequence: event.sequence, invoice: invoiceView(event.invoice) })
+    app.events.announce(paymentTopic(event.invoiceId), 'payment', { type: event.type, sequence: event.sequence, invoice: invoiceView(event.invoice) })
     running?.sender?.wake()
   }, crossCheck, { clock: now, timers, random, log: app.log, retentionMs: config.PAYMENT_RETENTION_S * 1000 })
   app.decorate('payments', payments)
 
   // The watcher: the receiver is followed whether or not a stream follows it.
   const receivers = [config.PAYMENT_ADDRESS]
-  app.events.addInterest(() => receivers)
+  app.events.interests.add(() => receivers)
   // A restart reads the chain back from the last block whose payments were checked: the events
   // wait for the database before they follow the chain, so none reaches the watcher before it is.
-  app.events.durableResume = async () => await (await watching).cursor.read()
+  app.events.useDurablePosition(async () => await (await watching).cursor.read())
   // Chain events another instance ingested can come sooner (the shared log): kept until then.
   const early: ChainEvent[] = []
   let running: Watching | undefined

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import type { ChainEvent } from 'pocketnet-client'
-import { chainEventOfEntry } from '../../src/events/chain-entries.js'
+import { ChainEntries, chainEventOfEntry } from '../../src/events/chain-entries.js'
 import type { StreamEvent } from '../../src/events/event-log.js'
 import { EventHub } from '../../src/events/hub.js'
 
@@ -49,6 +49,16 @@ describe('chain events through shared entries', () => {
     // The post's copy of the notification, and the app's event, carry none.
     assert.deepEqual(delivered.filter((_, i) => back[i] === undefined).map(event => event.topic), [`content:${POST}`, 'app:room'])
     assert.equal(chainEventOfEntry('blocks', 'block', { height: '10', hash: HASH, time: 1 }), undefined, 'a malformed entry is none')
+  })
+
+  it('puts a notification on its post\'s topic once per block, however often the ingest reports it, and on the user\'s each time', () => {
+    const entries = new ChainEntries()
+    const notification = EVENTS[5] as ChainEvent
+    const topics = (): string[] => entries.entriesOf(notification).map(made => made.topic)
+    assert.deepEqual(topics(), [`user:${ALICE}`, `content:${POST}`])
+    assert.deepEqual(topics(), [`user:${ALICE}`], 'reported again in the same block (for another followed address, or for the post)')
+    entries.entriesOf(EVENTS[0] as ChainEvent)
+    assert.deepEqual(topics(), [`user:${ALICE}`, `content:${POST}`], 'a new block starts afresh')
   })
 
   it('lets another instance\'s listeners hear each event once, whether it came from the shared log, its own ingest, or both', async () => {

@@ -47,13 +47,13 @@ describe('the events hub', () => {
     const { events, listen } = hub()
     const payments = listen(`address:${ALICE}`, 'blocks')
     const own = listen('user:PBob', `content:${POST}`)
-    events.addInterest(() => ['PReceiver'])
-    assert.deepEqual(events.addressesOfInterest().sort(), ['PBob', 'PReceiver', ALICE].sort())
-    assert.deepEqual(events.contentOfInterest(), [POST])
+    events.interests.add(() => ['PReceiver'])
+    assert.deepEqual(events.interests.addresses().sort(), ['PBob', 'PReceiver', ALICE].sort())
+    assert.deepEqual(events.interests.contents(), [POST])
     payments.close()
     own.close()
-    assert.deepEqual(events.addressesOfInterest(), ['PReceiver'])
-    assert.deepEqual(events.contentOfInterest(), [])
+    assert.deepEqual(events.interests.addresses(), ['PReceiver'])
+    assert.deepEqual(events.interests.contents(), [])
   })
 
   it('publishes the app\'s events on app:<channel>, named either way, and refuses a channel it could not follow', async () => {

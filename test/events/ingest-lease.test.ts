@@ -107,8 +107,8 @@ describe('one node socket for every instance (the ingest lease)', () => {
     const [payer, receiver] = node.dataset.users.map(user => user.address) as [string, string]
     const stream = await openStream(t, `${follower.url}/api/events?topics=address:${receiver},content:${POST}`)
     await drive('the holder to follow the follower\'s address and post', [holder, follower],
-      () => holder.app.events.addressesOfInterest().includes(receiver) && holder.app.events.contentOfInterest().includes(POST))
-    assert.ok(!holder.app.events.localInterests().addresses.includes(receiver), 'followed for the follower, not for a stream of its own')
+      () => holder.app.events.interests.addresses().includes(receiver) && holder.app.events.interests.contents().includes(POST))
+    assert.ok(!holder.app.events.interests.local().addresses.includes(receiver), 'followed for the follower, not for a stream of its own')
 
     const paid = node.addTransaction({ inputs: [{ address: payer, amount: 200_000_000 }], outputs: [{ address: receiver, amount: 150_000_000 }] })
     node.addNotification({ address: payer, mesType: 'comment', addrFrom: receiver, posttxid: POST, commentid: 'd'.repeat(64), reason: 'post' } as never)
@@ -129,10 +129,10 @@ describe('one node socket for every instance (the ingest lease)', () => {
     // Once nothing on the follower follows an address, neither does the holder.
     const [, , third] = node.dataset.users.map(user => user.address) as [string, string, string]
     const inProcess = follower.app.events.subscribe(new Set([`address:${third}`]), () => {})
-    await drive('the holder to follow the new address', [holder, follower], () => holder.app.events.addressesOfInterest().includes(third))
+    await drive('the holder to follow the new address', [holder, follower], () => holder.app.events.interests.addresses().includes(third))
     inProcess.close()
-    await drive('the holder to stop following it', [holder, follower], () => !holder.app.events.addressesOfInterest().includes(third))
-    assert.ok(holder.app.events.addressesOfInterest().includes(receiver), 'the stream still open is still followed')
+    await drive('the holder to stop following it', [holder, follower], () => !holder.app.events.interests.addresses().includes(third))
+    assert.ok(holder.app.events.interests.addresses().includes(receiver), 'the stream still open is still followed')
   })
 
   it('hands the chain over when the holder shuts down: the follower takes the lease and reads back the blocks mined meanwhile', async (t) => {
