@@ -8,7 +8,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import { signedInUser } from '../../auth/plugin.js'
 import type { SignIn } from '../../auth/sign-in.js'
-import type { StreamEvent } from '../../events/event-log.js'
+import { startEventStream } from '../../events/event-stream.js'
+import { pollEvents } from '../../events/long-poll.js'
 import { parseTopics, userTopic, type Topic } from '../../events/topics.js'
 import { HttpError, ParameterError } from '../../http/errors.js'
 import { EventPollSchema, EventStreamSchema, EventTicketSchema } from '../../schemas/events.js'
@@ -18,8 +19,6 @@ const RETRY_MS = 3000
 
 const eventRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { events, eventStreams } = app
-  // The events plugin's timers: tests move them by hand.
-  const { timers } = eventStreams
   const network = app.miniAppConfig.POCKETNET_NETWORK
 
   const topicsOf = (text: string): Set<Topic> => {
@@ -39,14 +38,7 @@ const eventRoutes: FastifyPluginAsyncTypebox = async (app) => {
       if (signIn === undefined) throw new HttpError(400, 'Invalid query parameter: ticket', 'Sign-in is off on this server (BASTYON_APP_ID): there are no tickets')
       topics.add(userTopic(await signIn.redeemTicket(request.query.ticket)))
     }
-    const stream = eventStreams.open(app.clientKey(request.raw))
-    stream.write(`retry: ${RETRY_MS}\n\n`)
-    // What was missed first (or a resync event), then the live events, each once: the stream
-    // holds them back until the replay is known, then writes them as the client reads.
-    const following = await events.follow(topics, lastSeen(request, request.query.since), event => stream.send(event))
-    stream.goLive(following.replayed)
-    if (stream.closed) following.close()
-    else stream.body.once('close', () => following.close())
+    const stream = await startEventStream(eventStreams, events, { client: app.clientKey(request.raw), topics, since: lastSeen(request, request.query.since), retryMs: RETRY_MS })
     return reply
       .header('content-type', 'text/event-stream; charset=utf-8')
       .header('cache-control', 'no-store')
@@ -61,49 +53,19 @@ const eventRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get('/events/poll', { schema: EventPollSchema }, async (request, reply) => {
     const topics = topicsOf(request.query.topics)
-    const since = lastSeen(request, request.query.since)
-    const startId = events.lastId
-    const caught: StreamEvent[] = []
-    let wake: (() => void) | undefined
-    const following = await events.follow(topics, since, event => {
-      // The first event answers the poll, with the others of the same turn of the event loop.
-      if (caught.push(event) === 1) wake?.()
+    const polled = await pollEvents(eventStreams, events, {
+      client: app.clientKey(request.raw),
+      topics,
+      since: lastSeen(request, request.query.since),
+      waitMs: app.miniAppConfig.EVENTS_POLL_WAIT_MS,
+      connection: reply.raw,
     })
-    const waitMs = app.miniAppConfig.EVENTS_POLL_WAIT_MS
-    try {
-      if (caught.length === 0 && waitMs > 0 && !reply.raw.destroyed) {
-        await new Promise<void>((resolve, reject) => {
-          const done = (): void => {
-            timers.clearTimeout(timer)
-            reply.raw.off('close', done)
-            notWaiting()
-            resolve()
-          }
-          let notWaiting: () => void
-          try {
-            // Counted against the caps only while it waits: a poll answered at once holds nothing.
-            notWaiting = eventStreams.waiting(app.clientKey(request.raw), done)
-          } catch (refusal) {
-            reject(refusal)
-            return
-          }
-          wake = () => setImmediate(done)
-          const timer = timers.setTimeout(done, waitMs)
-          reply.raw.once('close', done)
-        })
-      }
-    } finally {
-      following.close()
-    }
-    const found = caught.filter(event => event.type !== 'resync')
-    if (found.length < caught.length) eventStreams.counts.resyncs++
-    eventStreams.counts.replayed += following.replayed
     return {
       message: 'Events retrieved successfully',
       data: {
-        events: found.map(event => ({ id: event.id, event: event.type, data: { topic: event.topic, ...event.data } })),
-        lastEventId: caught.at(-1)?.id ?? since ?? startId,
-        resync: following.resynced,
+        events: polled.events.map(event => ({ id: event.id, event: event.type, data: { topic: event.topic, ...event.data } })),
+        lastEventId: polled.lastEventId,
+        resync: polled.resync,
       },
     }
   })
