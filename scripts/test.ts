@@ -55,7 +55,7 @@ const PROCESSES = [
   ['app/shutdown', 'deploy', 'payments/service-crash', 'payments/crash'],
   // The packed packages, installed into empty projects, and the project the scaffold writes.
   ['create-miniapp', 'lib/package', 'miniapp-client/package', 'miniapp-server/package', 'miniapp-testkit/package'],
-  ['db', 'docs', 'fast-path', 'metrics', 'rate-limit', 'resilience', 'scale-out'],
+  ['db', 'lease', 'docs', 'fast-path', 'metrics', 'rate-limit', 'resilience', 'scale-out'],
   ['events', 'routes', 'devnode', 'lib'],
   // The demo as a process (its embedded database made anew) beside the payments' own.
   ['payments', 'deploy/demo', 'examples'],

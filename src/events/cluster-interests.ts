@@ -1,6 +1,6 @@
 /**
  * What subscribers on every instance follow (REDIS_URL), for the one instance that follows the
- * chain for all (ingest-lease.ts): the addresses (payments, a user's notifications) and the
+ * chain for all (the ingest lease's holder, plugin.ts): the addresses (payments, a user's notifications) and the
  * posts (comments, scores) to read each block for.
  *
  * - Each instance keeps its own set in Redis, `events:interests:<id>` (members `a:<address>` and

@@ -26,7 +26,7 @@ function countedFrom (registry: Registry, name: string, help: string, read: () =
   })
 }
 
-/** The ingest lease, read at each scrape (ingest-lease.ts, cluster-interests.ts). */
+/** The ingest lease, read at each scrape (src/lease/lease.ts, cluster-interests.ts). */
 export interface LeaseReadings {
   held: () => boolean
   changes: () => number

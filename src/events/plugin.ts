@@ -5,26 +5,33 @@
  *
  * With REDIS_URL the hub shares its events with every instance on the same Redis (shared-log.ts):
  * published on one, delivered on all, replayed by any. Only the instance holding the ingest lease
- * (ingest-lease.ts) follows the chain, for the addresses and posts followed on every instance
- * (cluster-interests.ts); the others get the chain events from the shared log, their listeners
- * too. While Redis is away, each instance follows the chain for itself. With EVENTS_INGEST=false
- * the hub carries only what the app publishes, and what other instances share.
+ * (the lease `events:ingest` in Redis, src/lease/lease.ts) follows the chain, for the addresses
+ * and posts followed on every instance (cluster-interests.ts); where it is held elsewhere, the
+ * chain events come from the shared log, for the listeners too. While the lease is unreachable
+ * (Redis has not answered for a whole lease), each instance follows the chain for itself. With
+ * EVENTS_INGEST=false the hub carries only what the app publishes, and what other instances share.
  */
 import { randomUUID } from 'node:crypto'
 import fp from 'fastify-plugin'
 import { REAL_TIMERS, type TimerHandle, type Timers } from 'pocketnet-client'
+import { Lease, type LeaseState } from '../lease/lease.js'
+import { RedisLeaseStore } from '../lease/redis-lease-store.js'
 import { ChainIngest } from './chain-ingest.js'
 import { ClusterInterests } from './cluster-interests.js'
 import { registerEventMetrics } from './event-metrics.js'
 import { EventHub } from './hub.js'
-import { IngestLease, type IngestRole } from './ingest-lease.js'
+import { ResumeBlock } from './resume-block.js'
 import { SharedEventLog } from './shared-log.js'
 import { StreamRegistry } from './streams.js'
 
 /** Who follows the chain for this instance. */
 export interface IngestStatus {
-  /** `off`: EVENTS_INGEST=false; `solo`: no lease (no REDIS_URL, or EVENTS_INGEST_LEASE_MS=0), this instance follows the chain for itself; else its role in the ingest lease. */
-  readonly role: 'off' | 'solo' | IngestRole
+  /**
+   * The ingest lease's state (src/lease/lease.ts); `none` when this instance runs no lease: without
+   * REDIS_URL or with EVENTS_INGEST_LEASE_MS=0 it follows the chain for itself, with
+   * EVENTS_INGEST=false it follows nothing.
+   */
+  readonly lease: LeaseState | 'none'
   /** Whether this instance's node event source runs now. */
   readonly running: boolean
 }
@@ -40,6 +47,14 @@ declare module 'fastify' {
 
 /** How often an instance looks in Redis for shared events whose message it missed (while reconnecting). */
 const SHARED_CATCH_UP_MS = 1000
+/** The ingest lease: the Redis key `<prefix>events:ingest`, holding its holder's instance id. */
+const INGEST_LEASE = 'events:ingest'
+
+/**
+ * Whether an instance follows the chain in `state` of the ingest lease: when it holds it, and
+ * when it is unreachable (each instance then follows the chain for itself, as without REDIS_URL).
+ */
+const followsChain = (state: LeaseState): boolean => state === 'held' || state === 'unreachable'
 
 export interface EventsPluginOptions {
   /** Milliseconds since the epoch (tests). */
@@ -70,7 +85,10 @@ export default fp<EventsPluginOptions>(async (app, { now = Date.now, timers = RE
   let shared: SharedEventLog | undefined
   let catchUp: TimerHandle | undefined
   let interests: ClusterInterests | undefined
-  let lease: IngestLease | undefined
+  let lease: Lease | undefined
+  let resumeBlock: ResumeBlock | undefined
+  /** Times this instance took the ingest lease or lost it, for metrics. */
+  let leaseChanges = 0
   const link = app.redis
   const instanceId = randomUUID()
   const leaseMs = config.EVENTS_INGEST_LEASE_MS
@@ -103,42 +121,48 @@ export default fp<EventsPluginOptions>(async (app, { now = Date.now, timers = RE
   const ingest = new ChainIngest({
     hub,
     client: () => app.pocketnet.get(),
-    resumeFrom: async () => hub.lastBlock ?? await lease?.readTip() ?? await hub.readDurablePosition(),
-    onBlock: block => lease?.noteTip(block),
+    resumeFrom: async () => hub.lastBlock ?? await resumeBlock?.read() ?? await hub.readDurablePosition(),
+    onBlock: block => resumeBlock?.note(block),
     onError: err => app.log.warn({ code: err.code }, `Chain events: ${err.message}`),
     onNoNode: (err, retryMs) => app.log.warn({ code: (err as { code?: unknown }).code }, `Chain events wait for a node: ${err.message}; trying again in ${retryMs / 1000} s`),
   })
 
   // EVENTS_INGEST_LEASE_MS=0: every instance follows the chain itself, and the shared log keeps each event once.
   if (config.EVENTS_INGEST && link !== undefined && leaseMs > 0) {
-    lease = new IngestLease(link, {
+    // What a new holder resumes from is of no use once its events are no longer kept.
+    resumeBlock = new ResumeBlock(link, Math.max(leaseMs, config.EVENTS_RETAIN_S * 1000))
+    lease = new Lease({
+      // The operations keep the names the link's metrics have always given them.
+      store: new RedisLeaseStore(link, 'ingest-lease'),
+      name: INGEST_LEASE,
+      holder: instanceId,
       ttlMs: leaseMs,
       timers,
-      // What a new holder resumes from is of no use once its events are no longer kept.
-      tipTtlMs: Math.max(leaseMs, config.EVENTS_RETAIN_S * 1000),
-      holderId: instanceId,
-      onRole (role, previous) {
-        const ingesting = role === 'holder' || role === 'alone'
-        interests?.setReading(ingesting)
-        hub.interests.useCluster(ingesting ? interests?.others : undefined)
-        if (role === 'alone') app.log.warn('Chain events: Redis has not answered for a whole ingest lease: following the chain on this instance until it is back')
-        else if (role === 'holder') app.log.info('Chain events: this instance holds the ingest lease and follows the chain for every instance')
-        else if (previous !== 'waiting') app.log.info('Chain events: another instance holds the ingest lease: its events come from the shared log')
+      onChange (state, previous) {
+        // Closing stops the source itself (preClose, below): the socket closes before the lease is released.
+        if (state === 'closed') return
+        if (state === 'held' || previous === 'held') leaseChanges++
+        const following = followsChain(state)
+        interests?.setReading(following)
+        hub.interests.useCluster(following ? interests?.others : undefined)
+        if (state === 'unreachable') app.log.warn('Chain events: the ingest lease is unreachable (Redis has not answered for a whole lease): this instance follows the chain for itself until Redis is back')
+        else if (state === 'held') app.log.info('Chain events: this instance holds the ingest lease and follows the chain for every instance')
+        else if (previous !== 'waiting') app.log.info('Chain events: the ingest lease is held elsewhere: this instance\'s chain events come from the shared log')
         if (closing) return
-        if (ingesting) ingest.start()
+        if (following) ingest.start()
         else ingest.stop().catch(() => {})
       },
     })
   }
 
   app.decorate('eventIngest', {
-    get role () { return !config.EVENTS_INGEST ? 'off' : lease?.role ?? 'solo' },
+    get lease () { return lease?.state ?? 'none' },
     get running () { return ingest.running },
   } satisfies IngestStatus)
 
   registerEventMetrics(app.metrics.registry, hub, streams, () => ingest.stats(), shared, lease === undefined
     ? undefined
-    : { held: () => lease?.role === 'holder', changes: () => lease?.changes ?? 0, othersFollowed: () => interests?.size ?? 0 })
+    : { held: () => lease?.held === true, changes: () => leaseChanges, othersFollowed: () => interests?.size ?? 0 })
 
   app.addHook('onReady', async () => {
     interests?.start()

@@ -4,7 +4,7 @@
  * on every instance (recording it twice changes nothing), and read by the sighting reader until
  * the node's answer is read: a read that fails is tried again, never forgotten. A block (or a
  * re-org) re-checks every payment not final and expires invoices past their time: that work is
- * done by the instance whose turn it is (the `payments-watcher` lease, watcher-lease.ts), one
+ * done by the instance whose turn it is (the `payments-watcher` lease, watcher-turn.ts), one
  * re-check at a time, and blocks that come while one runs share the next one. Once a block's
  * payments are recorded as sightings (the source reports a block, then its transactions, so the
  * next block says they all came), the block is handed to `onBlockHandled`: the durable cursor a
@@ -15,7 +15,7 @@ import type { ChainEvent } from 'pocketnet-client'
 import type { ChainPosition } from './chain-cursor.js'
 import type { PaymentSightings } from './payment-sightings.js'
 import type { PaymentsService } from './payments-service.js'
-import type { WatcherTurn } from './watcher-lease.js'
+import type { WatcherTurn } from './watcher-turn.js'
 
 export interface ChainWatcherOptions {
   payments: Pick<PaymentsService, 'noteTip' | 'onBlock'>

@@ -9,7 +9,7 @@ import type { PaymentCrossCheck } from './cross-check.js'
 import type { PaymentOutbox } from './payment-outbox.js'
 import type { PaymentSightings } from './payment-sightings.js'
 import type { SightingReader } from './sighting-reader.js'
-import type { WatcherTurn } from './watcher-lease.js'
+import type { WatcherTurn } from './watcher-turn.js'
 import { WEBHOOK_CONSUMER, type WebhookSender } from './webhook-sender.js'
 
 export function registerPaymentMetrics (registry: Registry, turn: WatcherTurn, webhooks?: { sender: WebhookSender, outbox: PaymentOutbox }, crossCheck?: PaymentCrossCheck, watched?: { sightings: PaymentSightings, reader: SightingReader }): void {

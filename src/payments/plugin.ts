@@ -19,7 +19,7 @@ import { registerPaymentMetrics } from './payment-metrics.js'
 import { PaymentSightings } from './payment-sightings.js'
 import { PaymentsService, invoiceView } from './payments-service.js'
 import { SightingReader } from './sighting-reader.js'
-import { ALWAYS_HELD, WatcherLease, type WatcherTurn } from './watcher-lease.js'
+import { ALWAYS_HELD, watcherLease, type WatcherTurn } from './watcher-turn.js'
 import { WebhookDeliveryLog } from './webhook-deliveries.js'
 import { WEBHOOK_CONSUMER, WebhookSender } from './webhook-sender.js'
 
@@ -163,10 +163,10 @@ function watch (app: FastifyInstance, store: PaymentStore, payments: PaymentsSer
     : undefined
   const failed = (err: Error): void => { app.log.warn(errorFields(err), 'Payments: a check on chain failed; it is tried again') }
   // On a server shared by several instances, the per-block work is the lease holder's; the
-  // embedded database has one process, always the holder (watcher-lease.ts).
+  // embedded database has one process, always the holder (watcher-turn.ts).
   const turn: WatcherTurn = store.db.kind === 'embedded'
     ? ALWAYS_HELD
-    : new WatcherLease({
+    : watcherLease({
       db: store.db,
       clock: now,
       timers,

@@ -52,15 +52,15 @@ function drive (what: string, instances: Instance[], condition: () => boolean): 
   })
 }
 
-/** A holder (started first, so it takes the lease) and a follower, once the holder follows the chain. */
-async function holderAndFollower (t: WithAfter) {
+/** A holder (started first, so it takes the lease) and another instance, once the holder follows the chain. */
+async function holderAndOther (t: WithAfter) {
   const [redis, node] = await Promise.all([startRedis(t), startEmulator(t)])
   const holder = await instance(t, redis, node)
-  await drive('the first instance to take the lease', [holder], () => holder.app.eventIngest.role === 'holder')
+  await drive('the first instance to take the lease', [holder], () => holder.app.eventIngest.lease === 'held')
   await waitFor('the holder to report the tip', () => holder.app.events.lastBlock?.height === node.height)
-  const follower = await instance(t, redis, node)
-  await drive('the second instance to follow', [follower], () => follower.app.eventIngest.role === 'follower')
-  return { redis, node, holder, follower }
+  const other = await instance(t, redis, node)
+  await drive('the second instance to see the lease held elsewhere', [other], () => other.app.eventIngest.lease === 'heldElsewhere')
+  return { redis, node, holder, other }
 }
 
 const blocks = (frames: SseFrame[]): number[] => frames.filter(frame => frame.event === 'block').map(frame => frame.data.height)
@@ -75,40 +75,40 @@ async function scraped (service: TestApp, metric: string): Promise<number> {
 
 describe('one node socket for every instance (the ingest lease)', () => {
   it('costs the node one WebSocket and at most two calls per block, and the block reaches the streams and listeners of both', async (t) => {
-    const { node, holder, follower } = await holderAndFollower(t)
+    const { node, holder, other } = await holderAndOther(t)
     assert.equal(holder.app.eventIngest.running, true)
-    assert.equal(follower.app.eventIngest.running, false)
+    assert.equal(other.app.eventIngest.running, false)
     const onHolder = await openStream(t, `${holder.url}/api/events?topics=blocks`)
-    const onFollower = await openStream(t, `${follower.url}/api/events?topics=blocks`)
+    const onOther = await openStream(t, `${other.url}/api/events?topics=blocks`)
     node.clearCalls()
     node.mineBlock()
     await onHolder.until('the block', frames => blocks(frames).length === 1)
-    await onFollower.until('the block', frames => blocks(frames).length === 1)
-    await waitFor('the follower\'s listeners to hear it', () => heardBlocks(follower.heard).includes(node.height))
+    await onOther.until('the block', frames => blocks(frames).length === 1)
+    await waitFor('the other\'s listeners to hear it', () => heardBlocks(other.heard).includes(node.height))
 
     assert.equal(node.webSocket.accepted, 1, 'one socket was ever opened')
     assert.equal(node.webSocket.connections, 1)
     assert.ok(chainCalls(node).length <= 2, `the node saw ${chainCalls(node).join(', ')} for the block`)
-    assert.deepEqual(onFollower.frames, onHolder.frames, 'the same event, under the same id')
+    assert.deepEqual(onOther.frames, onHolder.frames, 'the same event, under the same id')
     assert.deepEqual(blocks(onHolder.frames), [node.height])
     assert.deepEqual(heardBlocks(holder.heard).filter(height => height === node.height), [node.height], 'once on the holder')
-    assert.deepEqual(heardBlocks(follower.heard), [node.height], 'once on the follower, which heard no block before it started')
-    assert.deepEqual(follower.heard.at(-1), holder.heard.at(-1))
+    assert.deepEqual(heardBlocks(other.heard), [node.height], 'once on the other, which heard no block before it started')
+    assert.deepEqual(other.heard.at(-1), holder.heard.at(-1))
 
     assert.equal(await scraped(holder, 'events_ingest_lease_held'), 1)
-    assert.equal(await scraped(follower, 'events_ingest_lease_held'), 0)
+    assert.equal(await scraped(other, 'events_ingest_lease_held'), 0)
     assert.equal(await scraped(holder, 'events_ingest_lease_changes_total'), 1)
-    assert.equal(await scraped(follower, 'events_ingest_lease_changes_total'), 0)
-    assert.equal(await scraped(follower, 'events_node_socket_open'), 0)
+    assert.equal(await scraped(other, 'events_ingest_lease_changes_total'), 0)
+    assert.equal(await scraped(other, 'events_node_socket_open'), 0)
   })
 
-  it('follows for the holder what subscribers on the follower want: a payment to their address, a comment on their post', async (t) => {
-    const { node, holder, follower } = await holderAndFollower(t)
+  it('follows for the holder what subscribers on the other want: a payment to their address, a comment on their post', async (t) => {
+    const { node, holder, other } = await holderAndOther(t)
     const [payer, receiver] = node.dataset.users.map(user => user.address) as [string, string]
-    const stream = await openStream(t, `${follower.url}/api/events?topics=address:${receiver},content:${POST}`)
-    await drive('the holder to follow the follower\'s address and post', [holder, follower],
+    const stream = await openStream(t, `${other.url}/api/events?topics=address:${receiver},content:${POST}`)
+    await drive('the holder to follow the other\'s address and post', [holder, other],
       () => holder.app.events.interests.addresses().includes(receiver) && holder.app.events.interests.contents().includes(POST))
-    assert.ok(!holder.app.events.interests.local().addresses.includes(receiver), 'followed for the follower, not for a stream of its own')
+    assert.ok(!holder.app.events.interests.local().addresses.includes(receiver), 'followed for the other, not for a stream of its own')
 
     const paid = node.addTransaction({ inputs: [{ address: payer, amount: 200_000_000 }], outputs: [{ address: receiver, amount: 150_000_000 }] })
     node.addNotification({ address: payer, mesType: 'comment', addrFrom: receiver, posttxid: POST, commentid: 'd'.repeat(64), reason: 'post' } as never)
@@ -120,37 +120,37 @@ describe('one node socket for every instance (the ingest lease)', () => {
     assert.equal(stream.frames.find(frame => frame.event === 'notification')?.data.posttxid, POST)
     assert.ok(chainCalls(node).length <= 2, `the node saw ${chainCalls(node).join(', ')} for the block`)
 
-    // The follower's listeners hear the chain events the holder ingested, as the holder's did.
+    // The other's listeners hear the chain events the holder ingested, as the holder's did.
     const ofBlock = (heard: ChainEvent[]): ChainEvent[] => heard.filter(event => event.kind !== 'reorg' && event.height === node.height)
-    await waitFor('the follower\'s listeners to hear the block', () => ofBlock(follower.heard).length === ofBlock(holder.heard).length)
-    assert.deepEqual(ofBlock(follower.heard), ofBlock(holder.heard))
+    await waitFor('the other\'s listeners to hear the block', () => ofBlock(other.heard).length === ofBlock(holder.heard).length)
+    assert.deepEqual(ofBlock(other.heard), ofBlock(holder.heard))
     assert.deepEqual(ofBlock(holder.heard).map(event => event.kind), ['block', 'transaction', 'notification'])
 
-    // Once nothing on the follower follows an address, neither does the holder.
+    // Once nothing on the other follows an address, neither does the holder.
     const [, , third] = node.dataset.users.map(user => user.address) as [string, string, string]
-    const inProcess = follower.app.events.subscribe(new Set([`address:${third}`]), () => {})
-    await drive('the holder to follow the new address', [holder, follower], () => holder.app.events.interests.addresses().includes(third))
+    const inProcess = other.app.events.subscribe(new Set([`address:${third}`]), () => {})
+    await drive('the holder to follow the new address', [holder, other], () => holder.app.events.interests.addresses().includes(third))
     inProcess.close()
-    await drive('the holder to stop following it', [holder, follower], () => !holder.app.events.interests.addresses().includes(third))
+    await drive('the holder to stop following it', [holder, other], () => !holder.app.events.interests.addresses().includes(third))
     assert.ok(holder.app.events.interests.addresses().includes(receiver), 'the stream still open is still followed')
   })
 
-  it('hands the chain over when the holder shuts down: the follower takes the lease and reads back the blocks mined meanwhile', async (t) => {
-    const { node, holder, follower } = await holderAndFollower(t)
-    const stream = await openStream(t, `${follower.url}/api/events?topics=blocks`)
+  it('hands the chain over when the holder shuts down: the other takes the lease and reads back the blocks mined meanwhile', async (t) => {
+    const { node, holder, other } = await holderAndOther(t)
+    const stream = await openStream(t, `${other.url}/api/events?topics=blocks`)
     const tip = node.height
-    assert.equal(follower.app.events.lastBlock, undefined, 'the follower heard no block: it resumes from the one the holder noted in Redis')
+    assert.equal(other.app.events.lastBlock, undefined, 'the other heard no block: it resumes from the one the holder noted in Redis')
 
     await holder.app.close()
     await waitFor('the holder\'s socket to close', () => node.webSocket.connections === 0)
     // Nobody follows the chain now: without a resume point these would be skipped (the new holder would start at the tip).
     node.mineBlock()
     node.mineBlock()
-    await drive('the follower to take the lease', [follower], () => follower.app.eventIngest.role === 'holder')
+    await drive('the other to take the lease', [other], () => other.app.eventIngest.lease === 'held')
     await stream.until('both blocks', frames => blocks(frames).length === 2)
 
     assert.deepEqual(blocks(stream.frames), [tip + 1, tip + 2], 'each once, in order')
-    assert.deepEqual(heardBlocks(follower.heard), [tip + 1, tip + 2])
+    assert.deepEqual(heardBlocks(other.heard), [tip + 1, tip + 2])
     await waitFor('the new holder\'s socket', () => node.webSocket.connections === 1)
     assert.equal(node.webSocket.accepted, 2)
     node.mineBlock()
@@ -159,45 +159,45 @@ describe('one node socket for every instance (the ingest lease)', () => {
   })
 
   it('follows the chain on every instance while Redis is away, and on one again once it is back', async (t) => {
-    const { redis, node, holder, follower } = await holderAndFollower(t)
+    const { redis, node, holder, other } = await holderAndOther(t)
     const onHolder = await openStream(t, `${holder.url}/api/events?topics=blocks`)
-    const onFollower = await openStream(t, `${follower.url}/api/events?topics=blocks`)
+    const onOther = await openStream(t, `${other.url}/api/events?topics=blocks`)
     node.mineBlock()
     const first = node.height
-    await onFollower.until('a shared block', frames => blocks(frames).includes(first))
+    await onOther.until('a shared block', frames => blocks(frames).includes(first))
 
     await redis.kill()
-    await drive('both instances to follow the chain alone', [holder, follower],
-      () => holder.app.eventIngest.role === 'alone' && follower.app.eventIngest.role === 'alone' && node.webSocket.connections === 2)
-    // The follower's source starts from the last block it heard.
-    await waitFor('the follower\'s socket to register', () => node.webSocket.registrations().length === 2)
+    await drive('the lease to be unreachable, and both instances to follow the chain', [holder, other],
+      () => holder.app.eventIngest.lease === 'unreachable' && other.app.eventIngest.lease === 'unreachable' && node.webSocket.connections === 2)
+    // The other's source starts from the last block it heard.
+    await waitFor('the other\'s socket to register', () => node.webSocket.registrations().length === 2)
     node.mineBlock()
-    const alone = node.height
-    await onHolder.until('its own block', frames => blocks(frames).includes(alone))
-    await onFollower.until('its own block', frames => blocks(frames).includes(alone))
+    const whileUnreachable = node.height
+    await onHolder.until('its own block', frames => blocks(frames).includes(whileUnreachable))
+    await onOther.until('its own block', frames => blocks(frames).includes(whileUnreachable))
 
     await redis.restart()
-    await waitFor('the instances to reconnect', () => [holder, follower].every(({ app }) => app.redis?.available === true && app.redis.listening))
-    await drive('one holder again, and one socket', [holder, follower],
-      () => [holder, follower].filter(({ app }) => app.eventIngest.role === 'holder').length === 1 &&
-        [holder, follower].filter(({ app }) => app.eventIngest.role === 'follower').length === 1 &&
+    await waitFor('the instances to reconnect', () => [holder, other].every(({ app }) => app.redis?.available === true && app.redis.listening))
+    await drive('one holder again, and one socket', [holder, other],
+      () => [holder, other].filter(({ app }) => app.eventIngest.lease === 'held').length === 1 &&
+        [holder, other].filter(({ app }) => app.eventIngest.lease === 'heldElsewhere').length === 1 &&
         node.webSocket.connections === 1)
     node.mineBlock()
     const back = node.height
     await onHolder.until('the shared block', frames => blocks(frames).includes(back))
-    await onFollower.until('the shared block', frames => blocks(frames).includes(back))
+    await onOther.until('the shared block', frames => blocks(frames).includes(back))
 
-    for (const stream of [onHolder, onFollower]) assert.deepEqual(blocks(stream.frames).filter(height => height >= first), [first, alone, back], 'each block once')
-    for (const { heard } of [holder, follower]) assert.deepEqual(heardBlocks(heard).filter(height => height >= first), [first, alone, back], 'each block heard once')
-    assert.equal(node.webSocket.accepted, 2, 'the holder\'s, the follower\'s while alone, and no more')
-    const held = await Promise.all([holder, follower].map(service => scraped(service, 'events_ingest_lease_held')))
+    for (const stream of [onHolder, onOther]) assert.deepEqual(blocks(stream.frames).filter(height => height >= first), [first, whileUnreachable, back], 'each block once')
+    for (const { heard } of [holder, other]) assert.deepEqual(heardBlocks(heard).filter(height => height >= first), [first, whileUnreachable, back], 'each block heard once')
+    assert.equal(node.webSocket.accepted, 2, 'the holder\'s, the other\'s while the lease was unreachable, and no more')
+    const held = await Promise.all([holder, other].map(service => scraped(service, 'events_ingest_lease_held')))
     assert.deepEqual(held.sort(), [0, 1])
   })
 
   it('with the lease off, lets every instance follow the chain, and still keeps each block once on every stream and listener', async (t) => {
     const [redis, node] = await Promise.all([startRedis(t), startEmulator(t)])
     const [a, b] = await Promise.all([instance(t, redis, node, 0), instance(t, redis, node, 0)])
-    assert.deepEqual([a.app.eventIngest.role, b.app.eventIngest.role], ['solo', 'solo'])
+    assert.deepEqual([a.app.eventIngest.lease, b.app.eventIngest.lease], ['none', 'none'])
     await waitFor('both to follow the chain', () => [a, b].every(({ app }) => app.events.lastBlock?.height === node.height) && node.webSocket.registrations().length === 2)
     const streams = await Promise.all([a, b].map(({ url }) => openStream(t, `${url}/api/events?topics=blocks,app:mark`)))
     node.mineBlock()

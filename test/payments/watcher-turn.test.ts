@@ -1,18 +1,19 @@
 /**
  * One payments watcher at a time across instances on one PostgreSQL server: only the holder of the
- * `payments-watcher` lease re-checks and expires on a block; when it closes, or stops renewing
- * (a crash) and its lease lapses on the clock the test moves, another instance takes over, and
- * not before. Payment hints stay every instance's.
+ * `payments-watcher` lease re-checks and expires on a block; when it closes, or can no longer
+ * renew and its lease lapses on the clock the test moves, another instance takes over, and not
+ * before. Payment hints stay every instance's.
  */
 import assert from 'node:assert/strict'
 import { after, describe, it } from 'node:test'
 import type { BlockEvent } from '../../lib/events/chain-event.js'
 import pg from 'pg'
+import type { Sql } from '../../src/db/database.js'
 import { ChainWatcher } from '../../src/payments/chain-watcher.js'
 import { createPaymentStore } from '../../src/payments/create-payment-store.js'
 import { PaymentSightings } from '../../src/payments/payment-sightings.js'
 import { PaymentsService } from '../../src/payments/payments-service.js'
-import { WATCHER_LEASE_NAME, WatcherLease } from '../../src/payments/watcher-lease.js'
+import { WATCHER_LEASE_NAME, watcherLease } from '../../src/payments/watcher-turn.js'
 import { startApp } from '../helpers/build-app.js'
 import { manualClock, type ManualClock } from '../helpers/manual-clock.js'
 import { startEmulator } from '../helpers/start-emulator.js'
@@ -38,17 +39,27 @@ class CountingPayments extends PaymentsService {
 
 const block = (height: number): BlockEvent => ({ kind: 'block', height, blockHash: height.toString(16).padStart(64, 'b'), time: 1_800_000_000 })
 
+/** Statements that fail while `isDown()`, as on a connection lost. */
+function interruptible (sql: Sql, isDown: () => boolean): Sql {
+  const unreachable = (): Promise<never> => Promise.reject(new Error('the database is unreachable (test)'))
+  return {
+    query: (text, params) => isDown() ? unreachable() : sql.query(text, params),
+    exec: text => isDown() ? unreachable() : sql.exec(text),
+  }
+}
+
 /**
- * An instance as the payments plugin builds one, on `url`: its store, service, lease and watcher.
- * `timers` renew its lease; a crash is an instance whose timers never fire.
+ * An instance as the payments plugin builds one, on `url`: its store, service, lease and watcher,
+ * its lease renewed on `clock`. `renewals` stand for its lease's connection to the database.
  */
-async function instance (t: WithAfter, url: string, clock: ManualClock, holder: string, timers = clock.timers) {
+async function instance (t: WithAfter, url: string, clock: ManualClock, holder: string, renewals = (db: Sql): Sql => db) {
   const now = (): number => EPOCH_MS + clock.now()
   const store = await createPaymentStore({ databaseUrl: url, clock: now })
   // No open payment in these tests: nothing reads the chain, so no node is needed.
   const payments = new CountingPayments(store, () => Promise.reject(new Error('no node in this test')), { receiver: MERCHANT, confirmations: 1, invoiceTtlS: 60 }, () => {})
   const failures: Error[] = []
-  const lease: WatcherLease = new WatcherLease({ db: store.db, holder, ttlMs: TTL_MS, clock: now, timers, onTakeover: () => { watcher.recheck() }, onError: err => { failures.push(err as Error) } })
+  const leaseErrors: unknown[] = []
+  const lease = watcherLease({ db: renewals(store.db), holder, ttlMs: TTL_MS, clock: now, timers: clock.timers, onTakeover: () => { watcher.recheck() }, onError: err => { leaseErrors.push(err) } })
   // Sightings are written, not read: reading them would ask the chain, and these tests have no node.
   const sighted: number[] = []
   const watcher: ChainWatcher = new ChainWatcher({ payments, turn: lease, receivers: [MERCHANT], sightings: new PaymentSightings(store.db, now), sighted: () => { sighted.push(clock.now()) }, failed: err => { failures.push(err) } })
@@ -61,7 +72,7 @@ async function instance (t: WithAfter, url: string, clock: ManualClock, holder: 
     await store.close()
   }
   t.after(close)
-  return { store, payments, lease, watcher, failures, sighted, close }
+  return { store, payments, lease, leaseErrors, watcher, failures, sighted, close }
 }
 
 type Instance = Awaited<ReturnType<typeof instance>>
@@ -121,17 +132,19 @@ describe('the payments watcher lease', () => {
     b.watcher.onChainEvent(block(11))
     await b.watcher.whenIdle()
     assert.deepEqual([a.payments.blocks, b.payments.blocks], [[10], [10, 11]])
-    assert.deepEqual([...a.failures, ...b.failures], [])
+    assert.deepEqual([...a.failures, ...b.failures, ...a.leaseErrors, ...b.leaseErrors], [])
   })
 
-  it('passes to another instance once a holder that stopped renewing (a crash) lets its lease lapse, and not before', async (t) => {
+  it('passes to another instance once a holder that can no longer renew lets its lease lapse, and not before; the old holder stops by itself', async (t) => {
     const url = await postgres.freshDatabase()
     const clock = manualClock()
-    // A's renewals are set on timers that never fire: it holds what it took, and no more.
-    const a = await instance(t, url, clock, 'instance-a', manualClock().timers)
+    // After its first answer, A's lease reaches the database no more: it holds what it took, and no more.
+    let cutOff = false
+    const a = await instance(t, url, clock, 'instance-a', db => interruptible(db, () => cutOff))
     const b = await instance(t, url, clock, 'instance-b')
     await a.lease.start()
     await b.lease.start()
+    cutOff = true
     await advance(clock, TTL_MS - TTL_MS / 3, [a, b])
     assert.deepEqual([a.lease.held, b.lease.held], [true, false], 'A\'s lease still runs')
     for (const one of [a, b]) one.watcher.onChainEvent(block(20))
@@ -139,12 +152,14 @@ describe('the payments watcher lease', () => {
     assert.deepEqual([a.payments.blocks, b.payments.blocks], [[20], []])
 
     await advance(clock, TTL_MS / 3, [a, b])
-    assert.deepEqual([a.lease.held, b.lease.held, await leaseHolder(url)], [false, true, 'instance-b'], 'lapsed: B took it at its next try')
+    assert.deepEqual([a.lease.state, b.lease.state, await leaseHolder(url)], ['unreachable', 'held', 'instance-b'], 'lapsed: B took it at its next question')
     for (const one of [a, b]) one.watcher.onChainEvent(block(21))
     await Promise.all([a.watcher.whenIdle(), b.watcher.whenIdle()])
     assert.deepEqual(a.payments.blocks, [20], 'A, its lease lapsed, stops even though nothing told it')
     assert.deepEqual(b.payments.blocks, [20, 21], 'B re-checked on taking over, then on the block')
     assert.deepEqual([...a.failures, ...b.failures], [])
+    assert.equal(a.leaseErrors.length, 3, 'A\'s three unanswered renewals, told to onError')
+    assert.deepEqual(b.leaseErrors, [])
   })
 
   it('gives the turn to exactly one of two services on one server, and frees it when that one closes', async (t) => {
