@@ -1,10 +1,10 @@
 /**
- * This instance following the chain for the hub: lib's node event source (one node WebSocket, at
- * most two calls per block), started and stopped as the ingest lease says (ingest-lease.ts), or
- * for good without REDIS_URL. A source started after another instance's (a lease taken over, Redis
- * lost) resumes from the last block heard here, or from the last one the holders noted in Redis:
- * the blocks since are read back (up to the source's maxCatchUpBlocks) instead of starting at the
- * tip, so that a hand-over loses no block.
+ * This instance following the chain for the hub: pocketnet-client's node event source (one node
+ * WebSocket, at most two calls per block), started and stopped as the ingest lease says
+ * (ingest-lease.ts), or for good without REDIS_URL. A source started after another instance's (a
+ * lease taken over, Redis lost) resumes from the last block heard here, or from the last one the
+ * holders noted in Redis: the blocks since are read back (up to the source's maxCatchUpBlocks)
+ * instead of starting at the tip, so that a hand-over loses no block.
  *
  * The counters of the sources stopped are kept, so that the metrics count since the start.
  */

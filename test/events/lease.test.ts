@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict'
 import { describe, it, type TestContext } from 'node:test'
 import { Redis } from 'ioredis'
-import { RedisLink } from '../../lib/index.js'
+import { RedisLink } from '../../packages/pocketnet-client/index.js'
 import { ClusterInterests, MAX_PER_INSTANCE } from '../../src/events/cluster-interests.js'
 import { IngestLease, type IngestRole } from '../../src/events/ingest-lease.js'
 import { manualClock, type ManualClock } from '../helpers/manual-clock.js'
