@@ -2,21 +2,21 @@
 # `docker run -p 3000:3000 -e CORS_ORIGINS=https://your.app bastyon-miniapp-backend`.
 # deploy/ has a compose file with a TLS proxy in front.
 
-# Build: TypeScript compiled once, with the dev dependencies: lib/ (the workspace package
-# pocketnet-client) into lib/dist and the browser client into packages/miniapp-client/dist,
-# then the service into dist/src, bundled with its dependencies into dist/server.js
+# Build: TypeScript compiled once, with the dev dependencies: packages/pocketnet-client/ (the
+# workspace package pocketnet-client) and packages/miniapp-client/ (the browser client) into
+# their dist/, then the service into dist/src, bundled with its dependencies into dist/server.js
 # (scripts/bundle.ts).
 FROM node:20-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-COPY lib/package.json ./lib/
-# The packages' manifests: workspaces of the lockfile, which npm ci checks; the service loads none of them.
+COPY packages/pocketnet-client/package.json ./packages/pocketnet-client/
+# The other packages' manifests: workspaces of the lockfile, which npm ci checks; the service loads none of them.
 COPY packages/miniapp-client/package.json ./packages/miniapp-client/
 COPY packages/miniapp-server/package.json ./packages/miniapp-server/
 COPY packages/miniapp-testkit/package.json ./packages/miniapp-testkit/
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
-COPY lib ./lib
+COPY packages/pocketnet-client ./packages/pocketnet-client
 COPY packages/miniapp-client ./packages/miniapp-client
 COPY src ./src
 COPY scripts/bundle.ts ./scripts/
@@ -27,13 +27,13 @@ FROM node:20-slim AS runtime
 ENV NODE_ENV=production
 WORKDIR /app
 COPY package.json package-lock.json ./
-COPY lib/package.json ./lib/
+COPY packages/pocketnet-client/package.json ./packages/pocketnet-client/
 COPY packages/miniapp-client/package.json ./packages/miniapp-client/
 COPY packages/miniapp-server/package.json ./packages/miniapp-server/
 COPY packages/miniapp-testkit/package.json ./packages/miniapp-testkit/
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist ./dist
-COPY --from=build /app/lib/dist ./lib/dist
+COPY --from=build /app/packages/pocketnet-client/dist ./packages/pocketnet-client/dist
 # The browser client the demo page imports from /client/.
 COPY --from=build /app/packages/miniapp-client/dist ./packages/miniapp-client/dist
 COPY public ./public

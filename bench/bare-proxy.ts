@@ -1,9 +1,10 @@
 /**
- * The floor of the cold path: a bare node:http server that turns each search into one POST to
- * the node, over the same kind of keep-alive connections as the service's (lib/transport.ts:
- * node:http's Agent), and answers the envelope, with nothing else (no routing, validation,
- * cache, failover, headers, metrics or logs). What it adds to the node's latency is what any
- * Node.js proxy adds on this machine; the service's own cost is the rest.
+ * The floor of the cold path: a bare node:http server that turns each search into one POST to the
+ * node, over the same kind of keep-alive connections as the service's
+ * (packages/pocketnet-client/transport.ts: node:http's Agent), and answers the envelope, with
+ * nothing else (no routing, validation, cache, failover, headers, metrics or logs). What it adds to
+ * the node's latency is what any Node.js proxy adds on this machine; the service's own cost is the
+ * rest.
  * Usage: tsx bench/bare-proxy.ts <node URL>; prints its port as JSON on stdout.
  */
 import { Agent, createServer, request as post } from 'node:http'

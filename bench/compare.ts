@@ -31,7 +31,7 @@ execFileSync('git', ['worktree', 'add', '--detach', earlier, ref], { cwd: root, 
 try {
   // The earlier commit's own dependencies, from npm's cache when it has them.
   execFileSync('npm', ['ci', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts'], { cwd: earlier, stdio: 'inherit' })
-  // Its own build script: since lib became a workspace package, the service's build needs lib's first.
+  // Its own build script: since the client became a workspace package (packages/pocketnet-client), the service's build needs it first.
   execFileSync('npm', ['run', 'build'], { cwd: earlier, stdio: 'inherit' })
   const zipfPaths = join(work, 'zipf-paths.txt')
   writeFileSync(zipfPaths, zipfSearchPaths(100_000).join('\n'))

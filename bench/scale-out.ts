@@ -13,7 +13,7 @@ import { execFileSync, type ChildProcess } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { availableParallelism, cpus, tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { SharedOutcome } from '../lib/index.js'
+import type { SharedOutcome } from '../packages/pocketnet-client/index.js'
 import { CONNECTIONS, CPUS, assertCommand, assertWrk, cpuMicros, cpuSeconds, getOnce, redisCommand, seriesSum, startChild, startRedis, startService, stop, withCpu, wrk, wrkAsync, type Measured } from './harness.js'
 import { zipfSearchPaths } from './zipf.js'
 

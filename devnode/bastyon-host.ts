@@ -2,8 +2,8 @@
  * The Bastyon host's signing, emulated (docs/bastyon-signatures.md): the nonce text, a single
  * SHA-256, RFC 6979 low-S compact `r‖s` through @noble/curves, the compressed key and its P2PKH
  * address. For the tests of the verifier and of sign-in, the demo page's stand-in SDK, and the
- * sign-in benchmark. Like the node emulator, it shares no code with lib/: a verifier checked
- * against its own encoding would hide its own bugs.
+ * sign-in benchmark. Like the node emulator, it shares no code with packages/pocketnet-client/: a
+ * verifier checked against its own encoding would hide its own bugs.
  */
 import { secp256k1 } from '@noble/curves/secp256k1.js'
 import { ripemd160 } from '@noble/hashes/legacy.js'

@@ -1,5 +1,6 @@
 /**
- * `npm run devnode`: the emulator alone, for a front-end or lib/ developer without a node.
+ * `npm run devnode`: the emulator alone, for a front-end or pocketnet-client developer without a
+ * node.
  * Environment: DEVNODE_HOST (127.0.0.1), DEVNODE_PORT (38081), DEVNODE_WS_PORT (38087, the node's
  * WebSocket, reported by getnodeinfo as `ports.wss`), DEVNODE_LATENCY_MS (0),
  * DEVNODE_BLOCK_INTERVAL_MS (60000), DEVNODE_VERSION (0.22.7),

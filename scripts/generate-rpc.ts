@@ -4,20 +4,22 @@
  * Reads docs/reference/pocketnet-rpc-methods.json (every public method of pocketnet.core 0.22:
  * positions, the JSON type the node parses at each, defaults, result shape, node cache, status)
  * and writes:
- * - lib/methods/table.ts: the table as data (positions, wire types, fill values, result shape);
- * - lib/methods/table-rpc.ts: `TableRpc`, a typed method per usable method, with result types;
- * - the method list of lib/README.md, between its `rpc-methods` markers.
+ * - packages/pocketnet-client/methods/table.ts: the table as data (positions, wire types, fill
+ *   values, result shape);
+ * - packages/pocketnet-client/methods/table-rpc.ts: `TableRpc`, a typed method per usable method,
+ *   with result types;
+ * - the method list of packages/pocketnet-client/README.md, between its `rpc-methods` markers.
  * A node release is one edit of the JSON and one run of this script;
- * test/lib/rpc-table.test.ts fails while the generated files are not current.
+ * test/pocketnet-client/rpc-table.test.ts fails while the generated files are not current.
  */
 import { readFileSync, writeFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 
 const ROOT = new URL('../', import.meta.url)
 export const REFERENCE = 'docs/reference/pocketnet-rpc-methods.json'
-export const TABLE_FILE = 'lib/methods/table.ts'
-export const RPC_FILE = 'lib/methods/table-rpc.ts'
-export const README_FILE = 'lib/README.md'
+export const TABLE_FILE = 'packages/pocketnet-client/methods/table.ts'
+export const RPC_FILE = 'packages/pocketnet-client/methods/table-rpc.ts'
+export const README_FILE = 'packages/pocketnet-client/README.md'
 const README_START = '<!-- rpc-methods:start -->'
 const README_END = '<!-- rpc-methods:end -->'
 
@@ -36,7 +38,7 @@ interface ReferenceParam {
 }
 interface ReferenceMethod { category: string, params: ReferenceParam[], result: string, note: string, cache_blocks: number | null, status: 'ok' | 'broken' | 'stub' | 'testnet-only' }
 
-/** Methods with a hand-written typed wrapper in lib/methods/ (richer than the table's); they encode through the table too. */
+/** Methods with a hand-written typed wrapper in packages/pocketnet-client/methods/ (richer than the table's); they encode through the table too. */
 const HAND_WRITTEN = new Set(['getnodeinfo', 'getuserprofile', 'search'])
 
 /** The TypeScript type a caller passes for each JSON type of the table; a notation not here fails the generation. */
@@ -70,7 +72,7 @@ interface TableParam {
 /** The reference's own facts about a position, checked: a type or wire the client cannot send fails the generation. */
 function checked (method: string, param: ReferenceParam): ReferenceParam {
   const where = `${REFERENCE}: ${method}.${param.name}`
-  if (!(param.type in TS_TYPES)) throw new Error(`${where}: unknown type notation ${JSON.stringify(param.type)} (add it to TS_TYPES here and to fits() in lib/methods/table-spec.ts)`)
+  if (!(param.type in TS_TYPES)) throw new Error(`${where}: unknown type notation ${JSON.stringify(param.type)} (add it to TS_TYPES here and to fits() in packages/pocketnet-client/methods/table-spec.ts)`)
   for (const wire of [param.wire, param.wire_before_0_22_1]) {
     if (wire !== undefined && !(WIRES as readonly string[]).includes(wire)) throw new Error(`${where}: unknown wire ${JSON.stringify(wire)}`)
   }
@@ -346,7 +348,7 @@ export function generate (reference: Reference = readReference()): Record<string
         '',
       ]
     }),
-    '/** A typed method for every usable public method of the node (docs: lib/README.md, "Every method"). */',
+    '/** A typed method for every usable public method of the node (docs: packages/pocketnet-client/README.md, "Every method"). */',
     'export interface TableRpc {',
     ...typed.map(name => {
       const method = reference.methods[name] as ReferenceMethod

@@ -3,10 +3,10 @@
  *
  * - `npm test`: lint, type check, the build and every test with coverage (of the code the test
  *   processes run themselves: test/helpers/coverage-of-this-process.ts), then the coverage check
- *   (lines ≥ 90 % on lib/ and src/: .c8rc.json); a failed check fails the run, but the tests
- *   still run, so that one run says everything that is wrong.
- * - `npm run test:quick`: lint, type check and the unit tests (test/lib, without the package
- *   test, which packs and installs), without coverage: the loop while changing code.
+ *   (lines ≥ 90 % on packages/pocketnet-client/ and src/: .c8rc.json); a failed check fails the
+ *   run, but the tests still run, so that one run says everything that is wrong.
+ * - `npm run test:quick`: lint, type check and the unit tests (test/pocketnet-client, without the
+ *   package test, which packs and installs), without coverage: the loop while changing code.
  *
  * Test files run in a few processes (PROCESSES: a process pays for loading the service once, not
  * once per file), one per core and more while the machine idles (LANES), beside lint, the type
@@ -54,9 +54,9 @@ const PROCESSES = [
   // The built service and the payments' crash tests, run as processes.
   ['app/shutdown', 'deploy', 'payments/service-crash', 'payments/crash'],
   // The packed packages, installed into empty projects, and the project the scaffold writes.
-  ['create-miniapp', 'lib/package', 'miniapp-client/package', 'miniapp-server/package', 'miniapp-testkit/package'],
+  ['create-miniapp', 'pocketnet-client/package', 'miniapp-client/package', 'miniapp-server/package', 'miniapp-testkit/package'],
   ['db', 'lease', 'docs', 'fast-path', 'metrics', 'rate-limit', 'resilience', 'scale-out'],
-  ['events', 'routes', 'devnode', 'lib'],
+  ['events', 'routes', 'devnode', 'pocketnet-client'],
   // The demo as a process (its embedded database made anew) beside the payments' own.
   ['payments', 'deploy/demo', 'examples'],
   ['http', 'auth', 'app', 'miniapp-client', 'miniapp-server', 'miniapp-testkit'],
@@ -185,9 +185,9 @@ function missingPackages (): string[] {
 }
 
 function testGroups (): Group[] {
-  // The quick loop: the unit tests of lib, without what runs processes (the package test packs and installs).
+  // The quick loop: the unit tests of pocketnet-client, without what runs processes (the package test packs and installs).
   const folders = quick
-    ? ['lib']
+    ? ['pocketnet-client']
     : readdirSync(join(ROOT, 'test'), { withFileTypes: true })
       .filter(entry => entry.isDirectory() && !entry.name.startsWith('.') && !NOT_HERE.has(entry.name))
       .map(entry => entry.name)
@@ -196,12 +196,12 @@ function testGroups (): Group[] {
   const names = PROCESSES.map(() => new Set<string>())
   const processOf = (name: string): number => PROCESSES.findIndex(entries => entries.includes(name))
   for (const folder of folders.sort()) {
-    // A folder's files, its subfolders' included (test/lib/events/…).
+    // A folder's files, its subfolders' included (test/pocketnet-client/events/…).
     const files = (readdirSync(join(ROOT, 'test', folder), { recursive: true }) as string[])
       .filter(name => name.endsWith('.test.ts')).sort().map(name => `${folder}/${name}`)
     for (const file of files) {
       const name = file.replace(/\.test\.ts$/, '')
-      if (quick && name === 'lib/package') continue
+      if (quick && name === 'pocketnet-client/package') continue
       const byFile = processOf(name)
       const byFolder = processOf(folder)
       const index = byFile >= 0 ? byFile : byFolder >= 0 ? byFolder : groups.length - 1

@@ -15,12 +15,12 @@ const PAYMENT_WEBHOOK_SECRET_RULE = 'a secret of at least 32 visible ASCII chara
 const EVENTS_INGEST_LEASE_RULE = '0 (no lease: with REDIS_URL every instance follows the chain itself) or an integer from 1000 to 600000 (milliseconds the ingest lease outlives its holder; renewed every third of it)'
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
 
-/** A whole number within `range` (lib's, for the client's options: one source for both). */
+/** A whole number within `range` (pocketnet-client's, for the client's options: one source for both). */
 function integer (range: OptionRange, unit = '') {
   return Type.Integer({ minimum: range.min, maximum: range.max, default: range.default, description: `an integer from ${range.min} to ${range.max}${unit}` })
 }
 
-/** A cache time to live for `method`, with lib's default for it. */
+/** A cache time to live for `method`, with pocketnet-client's default for it. */
 function cacheTtl (method: string) {
   const { min, max } = CACHE_RANGES.ttlMs
   return Type.Integer({ minimum: min, maximum: max, default: DEFAULT_CACHE_TTL_MS[method], description: `a whole number of milliseconds up to ${max} (0 turns the cache off)` })

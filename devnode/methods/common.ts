@@ -1,7 +1,7 @@
 /**
  * What every emulated method shares: the node's errors and its three ways of reading a
  * positional param (docs/pocketnet-node.md, "Methods"). Written from the node's rules, not from
- * lib/: an emulator that reused the client's encoding would hide its bugs.
+ * packages/pocketnet-client/: an emulator that reused the client's encoding would hide its bugs.
  */
 import bs58check from 'bs58check'
 

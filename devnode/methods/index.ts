@@ -1,7 +1,7 @@
 /**
  * The node's public read methods over the dataset, with the node's own parameter rules
- * (docs/pocketnet-node.md, "Methods"), one file per area. Written from the node's rules, not
- * from lib/: an emulator that reused the client's encoding would hide its bugs.
+ * (docs/pocketnet-node.md, "Methods"), one file per area. Written from the node's rules, not from
+ * packages/pocketnet-client/: an emulator that reused the client's encoding would hide its bugs.
  */
 import type { ChainHistory } from '../chain.js'
 import { getRawTransaction, getTransactions } from './transactions.js'

@@ -2,7 +2,7 @@
  * Sign in with Bastyon: the service issues a random single-use challenge, the mini-app has the
  * host sign it (`sdk.sign(challenge)`, whose session is `<challenge>/<appId>`), and the service
  * trades the signature for a bearer token. docs/sign-in.md has the flow and the threat model;
- * lib's verifySignature checks the signature itself.
+ * pocketnet-client's verifySignature checks the signature itself.
  *
  * Tokens are 256 random bits. The store keeps only their SHA-256, so a copy of the store (a
  * Redis dump, a backup) holds no usable token.

@@ -1,8 +1,8 @@
 /**
- * This instance following the chain for the hub: lib's node event source (one node WebSocket, at
- * most two calls per block), started and stopped as the ingest lease's state says (plugin.ts), or
- * for good without REDIS_URL. A source started after another instance's (a lease taken over, or
- * unreachable) resumes from the last block heard here, or from the last one the holders noted in
+ * This instance following the chain for the hub: pocketnet-client's node event source (one node
+ * WebSocket, at most two calls per block), started and stopped as the ingest lease's state says
+ * (plugin.ts), or for good without REDIS_URL. A source started after another instance's (a lease
+ * taken over, or unreachable) resumes from the last block heard here, or from the last one the holders noted in
  * Redis (resume-block.ts): the blocks since are read back (up to the source's maxCatchUpBlocks)
  * instead of starting at the tip, so that a hand-over loses no block.
  *

@@ -1,7 +1,7 @@
 /**
  * Live events (docs/live-events.md): `app.events`, the hub the stream routes read and app code
- * publishes to, fed by lib's node event source (one node WebSocket, at most two calls per block
- * whatever the number of subscribers), and the registry of open streams.
+ * publishes to, fed by pocketnet-client's node event source (one node WebSocket, at most two calls
+ * per block whatever the number of subscribers), and the registry of open streams.
  *
  * With REDIS_URL the hub shares its events with every instance on the same Redis (shared-log.ts):
  * published on one, delivered on all, replayed by any. Only the instance holding the ingest lease

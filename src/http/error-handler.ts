@@ -13,8 +13,8 @@
  *   that has one, the error's own text in `error`, as the spec says; when no node could be
  *   reached or none answered in time, also `Retry-After` and the error's `code`;
  * - 500 `Internal server error` for the rest, with the detail only when NODE_ENV=development.
- * Node URLs never reach a client: lib's messages name nodes by position, and the log has the
- * detail.
+ * Node URLs never reach a client: pocketnet-client's messages name nodes by position, and the log
+ * has the detail.
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
@@ -54,12 +54,12 @@ const STATUS_TITLES: Record<number, string> = {
  * Failures that say nothing about the request, only that no node could be reached or none
  * answered in time: worth trying again. Not RPC_ERR_NODE, a node's answer about the request
  * itself (the same request fails again), nor RPC_ERR_CLOSED (the client closed: the service is
- * shutting down). The list and the wait are in lib/README.md's error table.
+ * shutting down). The list and the wait are in packages/pocketnet-client/README.md's error table.
  */
 const TEMPORARY = new Set(['RPC_ERR_UNAVAILABLE', 'RPC_ERR_TIMEOUT', 'RPC_ERR_TRANSPORT'])
 /**
- * A node that failed takes no calls for 1 s (lib's first circuit cooldown, doubling while it
- * keeps failing); then one probe decides whether it is back. Two seconds covers both.
+ * A node that failed takes no calls for 1 s (pocketnet-client's first circuit cooldown, doubling
+ * while it keeps failing); then one probe decides whether it is back. Two seconds covers both.
  */
 const TEMPORARY_RETRY_AFTER_S = 2
 
@@ -91,14 +91,14 @@ function send (reply: FastifyReply, status: number, message: string, error: stri
   return reply.code(status).type('application/json; charset=utf-8').send(code === undefined ? { message, error } : { message, error, code })
 }
 
-/** `Retry-After` for lib's `retryAfterMs`: whole seconds rounded up, at least 1; 1 when it is no finite number. */
+/** `Retry-After` for pocketnet-client's `retryAfterMs`: whole seconds rounded up, at least 1; 1 when it is no finite number. */
 export function retryAfterSeconds (retryAfterMs: unknown): number {
   return typeof retryAfterMs === 'number' && Number.isFinite(retryAfterMs) ? Math.max(1, Math.ceil(retryAfterMs / 1000)) : 1
 }
 
 /**
- * Each attempt of a call that failed on every node (lib puts them in `cause`), with the node's
- * URL and own words: for the log, whose error serializer does not follow `cause`.
+ * Each attempt of a call that failed on every node (pocketnet-client puts them in `cause`), with
+ * the node's URL and own words: for the log, whose error serializer does not follow `cause`.
  */
 function attemptsOf (err: Error): Array<Record<string, unknown>> | undefined {
   if (!(err.cause instanceof AggregateError)) return undefined

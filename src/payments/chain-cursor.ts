@@ -1,8 +1,8 @@
 /**
- * Where the payments watcher is on the chain, in the database: the last block it handled. The
- * event ingest resumes from it at start (lib's `resumeFrom`, up to its catch-up bound), so blocks
- * mined while no instance followed the chain are read back and their payments to the receiver
- * found, not left for the front-end to report.
+ * Where the payments watcher is on the chain, in the database: the last block it handled. The event
+ * ingest resumes from it at start (pocketnet-client's `resumeFrom`, up to its catch-up bound), so
+ * blocks mined while no instance followed the chain are read back and their payments to the
+ * receiver found, not left for the front-end to report.
  */
 import type { Database } from '../db/database.js'
 

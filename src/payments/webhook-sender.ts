@@ -1,6 +1,6 @@
 /**
  * Outgoing payment webhooks (PAYMENT_WEBHOOK_URL), as Stripe and BTCPay send theirs: each invoice
- * event is POSTed as JSON, signed (`X-Payment-Signature: t=…,v1=<HMAC-SHA256>`, lib's
+ * event is POSTed as JSON, signed (`X-Payment-Signature: t=…,v1=<HMAC-SHA256>`, pocketnet-client's
  * signWebhook), with its idempotency key, until the receiver answers 2xx. Anything else (another
  * status, a redirect, which is not followed, a timeout, a network error) is tried again later
  * with exponential backoff and jitter (webhook-retry.ts), up to a number of attempts, then given

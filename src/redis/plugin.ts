@@ -1,7 +1,8 @@
 /**
- * `app.redis`: the one link to the Redis that instances share (lib/redis/redis-link.ts), when
- * REDIS_URL is set; `undefined` otherwise, and everything stays in-process. The rate limit and the
- * RPC client use it; it is closed with the app. Losing Redis is logged once, and again when it is back.
+ * `app.redis`: the one link to the Redis that instances share
+ * (packages/pocketnet-client/redis/redis-link.ts), when REDIS_URL is set; `undefined` otherwise,
+ * and everything stays in-process. The rate limit and the RPC client use it; it is closed with the
+ * app. Losing Redis is logged once, and again when it is back.
  */
 import fp from 'fastify-plugin'
 import { RedisLink } from 'pocketnet-client'

@@ -31,7 +31,7 @@ export const CONTENT_EXAMPLE = {
   userprofile: { name: 'lea_art', i: 'https://bastyon.com/images/avatars/7.png' },
 }
 
-/** Ajv format name for addresses, registered in app.ts with lib's checksum test. */
+/** Ajv format name for addresses, registered in app.ts with pocketnet-client's checksum test. */
 export const ADDRESS_FORMAT = 'pocketnet-address'
 
 export const Address = Type.String({

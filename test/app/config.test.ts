@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { CACHE_RANGES, CLIENT_ENV, DEFAULT_CACHE_TTL_MS, DEFAULT_NODES, OPTION_RANGES } from '../../lib/index.js'
+import { CACHE_RANGES, CLIENT_ENV, DEFAULT_CACHE_TTL_MS, DEFAULT_NODES, OPTION_RANGES } from '../../packages/pocketnet-client/index.js'
 import { buildApp } from '../../src/app.js'
 import { ConfigError, ConfigSchema, loadConfig } from '../../src/config.js'
 
@@ -28,7 +28,7 @@ describe('loadConfig', () => {
     })
   })
 
-  it('takes the defaults and bounds of the client\'s settings from lib, one source for both', () => {
+  it('takes the defaults and bounds of the client\'s settings from pocketnet-client, one source for both', () => {
     const properties = ConfigSchema.properties as Record<string, { default?: unknown, minimum?: number, maximum?: number }>
     for (const [variable, option] of Object.entries(CLIENT_ENV)) {
       const schema = properties[variable]

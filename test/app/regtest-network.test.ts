@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { addressOf, sdkSign, testKey } from '../../devnode/bastyon-host.js'
-import { addressRule, isPocketnetAddress, verifySignature } from '../../lib/index.js'
+import { addressRule, isPocketnetAddress, verifySignature } from '../../packages/pocketnet-client/index.js'
 import { startApp } from '../helpers/build-app.js'
 import { APP_ID, bearer, giveAccount, postJson, signIn } from '../helpers/sign-in.js'
 import { startEmulator } from '../helpers/start-emulator.js'
@@ -16,7 +16,7 @@ const REGTEST_ADDRESSES = ['micwoYEUVptxfhCnvaKmbbEDdTcEUEVeo4', 'mz3ZDGjU4bwpa8
 const MAINNET_ADDRESS = 'P8bbRWJknHBXJRBTDSS88uQJSFvX67iN88'
 const KEY = testKey('regtest user')
 
-describe('regtest addresses in lib', () => {
+describe('regtest addresses in pocketnet-client', () => {
   it('are told from mainnet and testnet ones, checksum included', () => {
     for (const address of [...REGTEST_ADDRESSES, addressOf(KEY, REGTEST)]) {
       assert.equal(isPocketnetAddress(address, 'regtest'), true, address)

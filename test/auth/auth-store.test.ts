@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it, type TestContext } from 'node:test'
-import { RedisLink } from '../../lib/index.js'
+import { RedisLink } from '../../packages/pocketnet-client/index.js'
 import { AuthStoreUnavailableError, MemoryAuthStore, type AuthKind, type AuthKindLimits, type AuthStore } from '../../src/auth/auth-store.js'
 import { RedisAuthStore } from '../../src/auth/redis-auth-store.js'
 import { startRedis, type TestRedis } from '../helpers/start-redis.js'

@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs'
 import bs58check from 'bs58check'
-import { formatPkoin, pkoinToSatoshi } from '../../lib/index.js'
+import { formatPkoin, pkoinToSatoshi } from '../../packages/pocketnet-client/index.js'
 
 export interface DatasetAccount {
   name: string

@@ -11,7 +11,7 @@ import { createHash } from 'node:crypto'
 import { addressOf, testKey } from '../../devnode/bastyon-host.js'
 import { createEmulator, type Emulator } from '../../devnode/server.js'
 import { IMPLEMENTED_METHODS, PUBLIC_METHODS } from '../../devnode/methods/index.js'
-import { PocketNetProxyApi, RPC_TABLE, RpcClientError, RpcNodeError, type PocketnetNetwork } from '../../lib/index.js'
+import { PocketNetProxyApi, RPC_TABLE, RpcClientError, RpcNodeError, type PocketnetNetwork } from '../../packages/pocketnet-client/index.js'
 import { contractNode, type Dataset } from './contract-node.js'
 import { differences, numericKeysAsData, shapeOf } from './json-shape.js'
 import { paramsFor, type ChainFacts } from './method-params.js'
@@ -74,7 +74,7 @@ describe('the emulator answers like the real node', () => {
       { method: 'getusersubscribers', node: [alice.address], emulator: [user.address] },
       { method: 'getusersubscribes', node: [alice.address], emulator: [user.address] },
       { method: 'getapps', node: [{}], emulator: [{}] },
-      // What the node event source reads (lib/events/).
+      // What the node event source reads (packages/pocketnet-client/events/).
       { method: 'getlastblocks', node: [5], emulator: [5] },
       { method: 'getlastblocks', node: [3, dataset.height - 10, true], emulator: [3, emulator.height - 1, true], ignore: path => path.startsWith('[].types.') },
       { method: 'getcompactblock', node: [null, dataset.height - 5], emulator: [null, emulator.height - 1] },

@@ -1,14 +1,14 @@
 /**
- * lib's node event source against the real node: its WebSocket (found from the port the node
- * reports), a block staked live announced on it, and a block disconnected (`invalidateblock`)
- * then replaced, reported as a re-org. Real timers: the node makes the events; the waits only
- * wait for them, they bound nothing. The node announces a block only above the height a socket
- * was last told of, so a block that replaces the tip at the same height is not announced: the
- * node's getnodeinfo (the pool's probes) shows it, or the next block does.
+ * pocketnet-client's node event source against the real node: its WebSocket (found from the port
+ * the node reports), a block staked live announced on it, and a block disconnected
+ * (`invalidateblock`) then replaced, reported as a re-org. Real timers: the node makes the events;
+ * the waits only wait for them, they bound nothing. The node announces a block only above the
+ * height a socket was last told of, so a block that replaces the tip at the same height is not
+ * announced: the node's getnodeinfo (the pool's probes) shows it, or the next block does.
  */
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { PocketNetProxyApi, createNodeEventSource, type BlockEvent, type ChainEvent, type ClientOptions, type NodeEventError } from '../../lib/index.js'
+import { PocketNetProxyApi, createNodeEventSource, type BlockEvent, type ChainEvent, type ClientOptions, type NodeEventError } from '../../packages/pocketnet-client/index.js'
 import { waitFor } from '../helpers/wait-for.js'
 import { bestBlock, contractNode, privateRpc, publicRpc, stakeBlock } from './contract-node.js'
 

@@ -1,17 +1,17 @@
 /**
- * Every typed method of lib's client against the real node, called through the client (so with
- * its encoding) with valid params from the dataset (method-params.ts): the node accepts the
- * encoding, and the answer has the shape the node's method table says, which the generated result
- * types are written from (scripts/generate-rpc.ts resultSchema): the top-level JSON type, and for
- * an object or each item of a list, every field the table does not mark optional, lists and
- * objects where it says so. Where the real node contradicts the table, the table is fixed
- * (docs/reference/pocketnet-rpc-methods.json, then `npm run generate:rpc`) and the fact written
- * in docs/pocketnet-node.md.
+ * Every typed method of the client (pocketnet-client) against the real node, called through the
+ * client (so with its encoding) with valid params from the dataset (method-params.ts): the node
+ * accepts the encoding, and the answer has the shape the node's method table says, which the
+ * generated result types are written from (scripts/generate-rpc.ts resultSchema): the top-level
+ * JSON type, and for an object or each item of a list, every field the table does not mark
+ * optional, lists and objects where it says so. Where the real node contradicts the table, the
+ * table is fixed (docs/reference/pocketnet-rpc-methods.json, then `npm run generate:rpc`) and the
+ * fact written in docs/pocketnet-node.md.
  */
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { after, before, describe, it } from 'node:test'
-import { PocketNetProxyApi, RPC_TABLE, RpcNodeError } from '../../lib/index.js'
+import { PocketNetProxyApi, RPC_TABLE, RpcNodeError } from '../../packages/pocketnet-client/index.js'
 import { REFERENCE, resultSchema, type ResultSchema } from '../../scripts/generate-rpc.js'
 import { contractNode, publicRpc } from './contract-node.js'
 import { paramsFor, type ChainFacts } from './method-params.js'

@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict'
 import { rmSync } from 'node:fs'
 import { describe, it } from 'node:test'
-import { pkoinToSatoshi } from '../../lib/index.js'
+import { pkoinToSatoshi } from '../../packages/pocketnet-client/index.js'
 import type { InvoiceEvent } from '../../src/payments/invoice.js'
 import type { PaymentsService } from '../../src/payments/payments-service.js'
 import { openStream, type SseFrame } from '../events/sse-client.js'

@@ -21,7 +21,7 @@ const run = promisify(execFile)
 const ROOT = new URL('../../', import.meta.url).pathname
 const packageJson = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string>, devDependencies: Record<string, string> }
 /** The client's run-time dependencies: the root has copies among its development ones (for the emulator and tests), and production gets them through pocketnet-client. */
-const libDependencies = (JSON.parse(readFileSync(join(ROOT, 'lib', 'package.json'), 'utf8')) as { dependencies: Record<string, string> }).dependencies
+const libDependencies = (JSON.parse(readFileSync(join(ROOT, 'packages', 'pocketnet-client', 'package.json'), 'utf8')) as { dependencies: Record<string, string> }).dependencies
 
 /** The Dockerfile's instructions, continuation lines joined, comments left out, split by stage. */
 function dockerfileStages (): Array<Array<{ instruction: string, args: string }>> {
@@ -42,9 +42,9 @@ function execForm (args: string): string[] {
 }
 
 /** What the runtime stage copies into the image, as paths of the repository. */
-const RUNTIME_FILES = ['package.json', 'package-lock.json', 'lib/package.json', 'packages/miniapp-client/package.json', 'packages/miniapp-server/package.json', 'packages/miniapp-testkit/package.json', 'public']
+const RUNTIME_FILES = ['package.json', 'package-lock.json', 'packages/pocketnet-client/package.json', 'packages/miniapp-client/package.json', 'packages/miniapp-server/package.json', 'packages/miniapp-testkit/package.json', 'public']
 /** What it copies from the build stage. */
-const BUILT = ['dist', 'lib/dist', 'packages/miniapp-client/dist']
+const BUILT = ['dist', 'packages/pocketnet-client/dist', 'packages/miniapp-client/dist']
 
 describe('the production path', () => {
   it('builds once, installs production dependencies only, and serves with npm start until SIGTERM', async (t) => {
@@ -120,9 +120,9 @@ describe('the production path', () => {
     const args = (stage: typeof build, instruction: string): string[] => stage.filter(step => step.instruction === instruction).map(step => step.args)
     assert.match(args(build, 'FROM')[0] ?? '', /^node:20-slim AS build$/)
     assert.ok(args(build, 'RUN').includes('npm run build'))
-    // What `npm run build` reads: the manifests (the workspaces' too, for npm ci), both tsconfigs, lib, the browser client, src and the bundle script.
+    // What `npm run build` reads: the manifests (the workspaces' too, for npm ci), both tsconfigs, the client (packages/pocketnet-client), the browser client, src and the bundle script.
     const buildInputs = args(build, 'COPY').flatMap(copy => copy.split(/\s+/).slice(0, -1)).sort()
-    assert.deepEqual(buildInputs, ['lib', 'lib/package.json', 'package-lock.json', 'package.json', 'packages/miniapp-client', 'packages/miniapp-client/package.json', 'packages/miniapp-server/package.json', 'packages/miniapp-testkit/package.json', 'scripts/bundle.ts', 'src', 'tsconfig.build.json', 'tsconfig.json'])
+    assert.deepEqual(buildInputs, ['package-lock.json', 'package.json', 'packages/miniapp-client', 'packages/miniapp-client/package.json', 'packages/miniapp-server/package.json', 'packages/miniapp-testkit/package.json', 'packages/pocketnet-client', 'packages/pocketnet-client/package.json', 'scripts/bundle.ts', 'src', 'tsconfig.build.json', 'tsconfig.json'])
     assert.match(args(runtime, 'FROM')[0] ?? '', /^node:20-slim\b/)
     assert.ok(args(runtime, 'RUN').some(run => run.startsWith('npm ci --omit=dev')), 'production dependencies only')
     const copied = args(runtime, 'COPY').map(copy => copy.split(/\s+/))

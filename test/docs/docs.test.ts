@@ -61,11 +61,11 @@ describe('the documentation', () => {
 
   it('names only files that exist', () => {
     // A path of the repository, not the tail of a longer one (`node_modules/x/lib/y.js`).
-    const cited = /(?<![\w@./-])((?:src|lib|test|bench|devnode|deploy|docs|public|scripts)\/[\w./-]*\.(?:ts|md|js|yaml|json|css|html))\b/g
+    const cited = /(?<![\w@./-])((?:src|packages|test|bench|devnode|deploy|docs|public|scripts)\/[\w./-]*\.(?:ts|md|js|yaml|json|css|html))\b/g
     const missing: string[] = []
     for (const path of tracked.filter(file => /\.(md|ts)$/.test(file))) {
       for (const [, cite] of read(path).matchAll(cited)) {
-        // A compiled name (`lib/index.js` in an import) stands for its TypeScript source.
+        // A compiled name (`packages/pocketnet-client/index.js` in an import) stands for its TypeScript source.
         // A path of the project the scaffold writes (examples/premium-article), as the guide, the
         // example's README and the scaffold's name them, is one of the example's files.
         const candidates = [cite as string, (cite as string).replace(/\.js$/, '.ts'), `src/${cite as string}`, `examples/premium-article/${cite as string}`]

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict'
 import { describe, it, type TestContext } from 'node:test'
 import { Redis } from 'ioredis'
-import { RedisLink } from '../../lib/index.js'
+import { RedisLink } from '../../packages/pocketnet-client/index.js'
 import type { StreamEvent } from '../../src/events/event-log.js'
 import { EventHub } from '../../src/events/hub.js'
 import { SharedEventLog } from '../../src/events/shared-log.js'

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { createSharedInstance } from '../../lib/index.js'
+import { createSharedInstance } from '../../packages/pocketnet-client/index.js'
 import { FastPath, type Recording } from '../../src/fast-path/fast-path.js'
 import { startApp, type TestApp } from '../helpers/build-app.js'
 import { startEmulator } from '../helpers/start-emulator.js'

@@ -1,11 +1,12 @@
 /**
- * The built service (`npm run build`: lib/dist, dist/src and their bundle dist/server.js) and the
- * packages' builds (packages/*: what their prepack makes), made once for every test that runs
- * them as a process or packs them (the cluster, shutdown, production and package tests), and again only when a source changed since. `npm test` builds first (scripts/test.ts); a test file run on its own
- * builds here when the build is missing or older than the sources. Parallel test files wait for
- * one build under a lock.
+ * The built service (`npm run build`: packages/pocketnet-client/dist, dist/src and their bundle
+ * dist/server.js) and the packages' builds (packages/*: what their prepack makes), made once for
+ * every test that runs them as a process or packs them (the cluster, shutdown, production and
+ * package tests), and again only when a source changed since. `npm test` builds first
+ * (scripts/test.ts); a test file run on its own builds here when the build is missing or older than
+ * the sources. Parallel test files wait for one build under a lock.
  *
- * It emits what `npm run build` emits (lib, then the service) without type checking it
+ * It emits what `npm run build` emits (pocketnet-client, then the service) without type checking it
  * (`--noCheck`): the type check is a step of its own in `npm test`, and tsx runs the tests
  * unchecked anyway, so checking here again would only cost the suite the time of a second one.
  */
@@ -22,7 +23,7 @@ const STALE_LOCK_MS = 120_000
 const TSC = join(ROOT, 'node_modules', 'typescript-native', 'bin', 'tsc')
 /** The build's last step: the service and its dependencies in one file, dist/server.js. */
 const BUNDLE_SCRIPT = join(ROOT, 'scripts', 'bundle.ts')
-const INPUTS = ['test/helpers/built.ts', 'src', 'lib', 'packages', 'devnode', 'examples', 'tsconfig.json', 'tsconfig.build.json', 'lib/tsconfig.json', 'package.json', 'lib/package.json', 'scripts/bundle.ts']
+const INPUTS = ['test/helpers/built.ts', 'src', 'packages', 'devnode', 'examples', 'tsconfig.json', 'tsconfig.build.json', 'package.json', 'scripts/bundle.ts']
 /** Each package's build, as its prepack runs it: `npm pack --ignore-scripts` then packs what is here. */
 const PACKAGE_BUILDS: string[][] = [
   [TSC, '-p', 'packages/miniapp-client/tsconfig.json', '--noCheck', '--singleThreaded'],
@@ -68,7 +69,7 @@ export function ensureBuilt (): void {
     try {
       if (isCurrent()) return
       const started = Date.now()
-      for (const project of ['lib/tsconfig.json', 'tsconfig.build.json']) {
+      for (const project of ['packages/pocketnet-client/tsconfig.json', 'tsconfig.build.json']) {
         // One thread, as the suite's type check (scripts/test.ts): the test processes keep the cores busy.
         execFileSync(process.execPath, [TSC, '-p', project, '--noCheck', '--singleThreaded'], { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'] })
       }

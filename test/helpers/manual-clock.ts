@@ -3,7 +3,7 @@
  * limit, with timers on it (the pool's and the slots' `timers` option): a timer fires when
  * advance() moves the clock past its time, in time order, and never otherwise.
  */
-import type { TimerHandle, Timers } from '../../lib/timers.js'
+import type { TimerHandle, Timers } from '../../packages/pocketnet-client/timers.js'
 
 export interface ManualClock {
   /** Milliseconds; starts at 1000 and moves only with advance(). */

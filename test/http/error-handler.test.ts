@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { RpcClosedError, RpcInvalidParamsError, RpcNodeError, RpcTimeoutError, RpcTransportError, RpcUnavailableError } from '../../lib/index.js'
+import { RpcClosedError, RpcInvalidParamsError, RpcNodeError, RpcTimeoutError, RpcTransportError, RpcUnavailableError } from '../../packages/pocketnet-client/index.js'
 import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
 import { HttpError } from '../../src/http/errors.js'

@@ -1,7 +1,7 @@
 /** A node's failures as clients see them (issue #24): in our words, and saying when they are temporary. */
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { MAX_MESSAGE_LENGTH } from '../../lib/errors.js'
+import { MAX_MESSAGE_LENGTH } from '../../packages/pocketnet-client/errors.js'
 import { startApp } from '../helpers/build-app.js'
 import { startEmulator } from '../helpers/start-emulator.js'
 

@@ -10,7 +10,7 @@ import { waitFor } from '../helpers/wait-for.js'
 // A node URL that nothing listens on, for tests that never reach a node.
 const NO_NODE = 'http://127.0.0.1:9'
 
-/** An error like the RPC client's when every node is at capacity (lib's RPC_ERR_OVERLOADED). */
+/** An error like the RPC client's when every node is at capacity (pocketnet-client's RPC_ERR_OVERLOADED). */
 function overloaded (fields: Record<string, unknown>): Error {
   return Object.assign(new Error('Every Pocketnet node is at capacity: getnodeinfo would wait past its deadline'), { code: 'RPC_ERR_OVERLOADED', ...fields })
 }

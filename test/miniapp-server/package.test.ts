@@ -59,7 +59,7 @@ describe('the bastyon-miniapp-server package', () => {
     const work = mkdtempSync(join(tmpdir(), 'miniapp-server-'))
     t.after(() => rmSync(work, { recursive: true, force: true }))
     ensureBuilt()
-    const client = await pack(join(ROOT, 'lib'), work, { ignoreScripts: true })
+    const client = await pack(join(ROOT, 'packages', 'pocketnet-client'), work, { ignoreScripts: true })
     // Its prepack builds it from src/.
     const server = await pack(join(ROOT, 'packages/miniapp-server'), work)
     assert.ok(server.files.includes('dist/mini-app.js') && server.files.includes('dist/mini-app.d.ts'), server.files.join(', '))

@@ -1,6 +1,6 @@
 /** Transactions in the shape `readChainTransaction` gives, for the store's tests. */
-import type { ChainTransaction } from '../../lib/payments/chain-transaction.js'
-import { memoScriptHex } from '../../lib/payments/op-return.js'
+import type { ChainTransaction } from '../../packages/pocketnet-client/payments/chain-transaction.js'
+import { memoScriptHex } from '../../packages/pocketnet-client/payments/op-return.js'
 
 export const MERCHANT = 'mwtvjM7XYJ59cbotx8ZerEJtnzmeshwH9G'
 export const PAYER = 'mvmQvHFvYB1a1CtkTrYaZdELk15d2sB86z'

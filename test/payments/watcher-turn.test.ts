@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict'
 import { after, describe, it } from 'node:test'
-import type { BlockEvent } from '../../lib/events/chain-event.js'
+import type { BlockEvent } from '../../packages/pocketnet-client/events/chain-event.js'
 import pg from 'pg'
 import type { Sql } from '../../src/db/database.js'
 import { ChainWatcher } from '../../src/payments/chain-watcher.js'

@@ -1,14 +1,15 @@
 /**
  * Outgoing payment webhooks (PAYMENT_WEBHOOK_URL), to a real HTTP receiver on loopback: signed so
- * that lib's verifier accepts the body, retried with growing delays on a clock the tests move,
- * timed out when the receiver hangs, given up after the last attempt, delivered again with the same
- * idempotency key after a restart cut an attempt short, and never writing the secret anywhere.
+ * that pocketnet-client's verifier accepts the body, retried with growing delays on a clock the
+ * tests move, timed out when the receiver hangs, given up after the last attempt, delivered again
+ * with the same idempotency key after a restart cut an attempt short, and never writing the secret
+ * anywhere.
  */
 import assert from 'node:assert/strict'
 import { rmSync } from 'node:fs'
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http'
 import { after, describe, it } from 'node:test'
-import { signWebhook, verifyWebhookSignature } from '../../lib/payments/webhook-signature.js'
+import { signWebhook, verifyWebhookSignature } from '../../packages/pocketnet-client/payments/webhook-signature.js'
 import { ConfigError, loadConfig } from '../../src/config.js'
 import { openDatabase } from '../../src/db/open-database.js'
 import { createPaymentStore } from '../../src/payments/create-payment-store.js'
@@ -106,7 +107,7 @@ async function senderOn (t: WithAfter, url: string, options: Partial<WebhookSend
 const verified = (request: Received, nowS: number) => verifyWebhookSignature({ secret: SECRET, header: request.headers['x-payment-signature'], body: request.body, nowS })
 
 describe('payment webhooks', () => {
-  it('POST each event as signed JSON that lib\'s verifier accepts, with its idempotency key, and log the attempt', async (t) => {
+  it('POST each event as signed JSON that pocketnet-client\'s verifier accepts, with its idempotency key, and log the attempt', async (t) => {
     const receiver = await startReceiver(t)
     // Credentials become Basic authorization; neither they nor the query are stored.
     const url = receiver.url.replace('http://', 'http://hook:p%40ss@') + '?token=receivers-own'

@@ -1,7 +1,7 @@
 /** The rate limit's counts in a real redis-server, shared by two stores as by two instances. */
 import assert from 'node:assert/strict'
 import { describe, it, type TestContext } from 'node:test'
-import { RedisLink } from '../../lib/index.js'
+import { RedisLink } from '../../packages/pocketnet-client/index.js'
 import { SharedWindowStore } from '../../src/rate-limit/shared-store.js'
 import type { WindowCount } from '../../src/rate-limit/store.js'
 import { startRedis, type TestRedis } from '../helpers/start-redis.js'

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { setTimeout as delay } from 'node:timers/promises'
-import { PocketNetProxyApi } from '../../lib/index.js'
+import { PocketNetProxyApi } from '../../packages/pocketnet-client/index.js'
 import { NO_CACHE, startApp } from '../helpers/build-app.js'
 import { startEmulator } from '../helpers/start-emulator.js'
 import { waitFor } from '../helpers/wait-for.js'
