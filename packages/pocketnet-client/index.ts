@@ -24,7 +24,7 @@ export {
 } from './auth/verify-signature.js'
 export { RedisLink, parseRedisUrl, type RedisLinkOptions, type RedisOperationEvent, type RedisOutcome, type RedisScript } from './redis/redis-link.js'
 export type { SharedOutcome } from './redis/shared-answers.js'
-export type { ChainEvent, BlockEvent, ReorgEvent, TransactionEvent, NotificationEvent } from './events/chain-event.js'
+export type { BlockPosition, ChainEvent, BlockEvent, ReorgEvent, TransactionEvent, NotificationEvent } from './events/chain-event.js'
 export { REAL_TIMERS, type Timers, type TimerHandle } from './timers.js'
 export { backoffDelayMs, type BackoffOptions } from './events/backoff.js'
 export type { NodeSnapshot, NodeTipReport, AttemptEvent, AttemptOutcome, OverloadEvent } from './node-pool.js'

@@ -8,8 +8,8 @@
  *
  * The counters of the sources stopped are kept, so that the metrics count since the start.
  */
-import { createNodeEventSource, type NodeEventError, type NodeEventSource, type NodeEventSourceStats, type PocketNetProxyApi } from 'pocketnet-client'
-import type { BlockSeen, EventHub } from './hub.js'
+import { createNodeEventSource, type BlockPosition, type NodeEventError, type NodeEventSource, type NodeEventSourceStats, type PocketNetProxyApi } from 'pocketnet-client'
+import type { EventHub } from './hub.js'
 
 /** How long the ingest waits to try again when no node answered at its start. */
 const INGEST_RETRY_MS = 30_000
@@ -19,9 +19,9 @@ export interface ChainIngestOptions {
   /** The shared client (`app.pocketnet.get`). */
   client: () => Promise<PocketNetProxyApi>
   /** Where a source started now resumes: undefined starts at the tip. */
-  resumeFrom: () => Promise<BlockSeen | undefined>
+  resumeFrom: () => Promise<BlockPosition | undefined>
   /** Each block the source reports (the lease notes it for the next holder). */
-  onBlock?: (block: BlockSeen) => void
+  onBlock?: (block: BlockPosition) => void
   onError: (err: NodeEventError) => void
   /** No node answered at the start: tried again after INGEST_RETRY_MS. */
   onNoNode: (err: Error, retryMs: number) => void

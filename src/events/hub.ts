@@ -15,7 +15,7 @@
  * With REDIS_URL only one instance follows the chain at a time (the ingest lease: src/lease/lease.ts): it follows what
  * subscribers on every instance want, which `interests.useCluster` adds to this instance's own.
  */
-import type { ChainEvent } from 'pocketnet-client'
+import type { BlockPosition, ChainEvent } from 'pocketnet-client'
 import { ChainEntries, chainEventOfEntry } from './chain-entries.js'
 import { EventLog, type EventLogOptions, type Missed, type StreamEvent } from './event-log.js'
 import { Interests, isReadForTopic } from './interests.js'
@@ -38,12 +38,6 @@ export interface Following extends Subscription {
   readonly resynced: boolean
 }
 
-/** The last block heard here: where an ingest started on this instance resumes. */
-export interface BlockSeen {
-  height: number
-  blockHash: string
-}
-
 /** Counts by what happened, for metrics. */
 export interface HubCounts {
   /** Events delivered on this instance, by topic kind (blocks, address, content, app, user, payment). */
@@ -64,8 +58,8 @@ export class EventHub {
   readonly #chainListeners = new Set<(event: ChainEvent) => void>()
   readonly #chainEntries = new ChainEntries()
   readonly #seen = new SeenChainEvents()
-  #lastBlock: BlockSeen | undefined
-  #durablePosition: (() => Promise<BlockSeen | undefined>) | undefined
+  #lastBlock: BlockPosition | undefined
+  #durablePosition: (() => Promise<BlockPosition | undefined>) | undefined
   #shared: SharedEventLog | undefined
   /** Events go to the shared log one after another, so that they keep the order they were published in. */
   #publishing: Promise<unknown> = Promise.resolve()
@@ -137,7 +131,7 @@ export class EventHub {
   }
 
   /** The last block heard here, from this instance's ingest or another's. */
-  get lastBlock (): BlockSeen | undefined {
+  get lastBlock (): BlockPosition | undefined {
     return this.#lastBlock
   }
 
@@ -145,12 +139,12 @@ export class EventHub {
    * Where an ingest resumes when this instance has heard no block yet (just started): a position
    * kept across restarts, such as the payments watcher's in its database. Given before the app is ready.
    */
-  useDurablePosition (read: () => Promise<BlockSeen | undefined>): void {
+  useDurablePosition (read: () => Promise<BlockPosition | undefined>): void {
     this.#durablePosition = read
   }
 
   /** The position useDurablePosition gave, read now; undefined without one. */
-  async readDurablePosition (): Promise<BlockSeen | undefined> {
+  async readDurablePosition (): Promise<BlockPosition | undefined> {
     return await this.#durablePosition?.()
   }
 

@@ -3,8 +3,7 @@
  * it reported, kept in Redis beside the lease (`events:ingest:tip`), so that an instance taking
  * over without having seen a block itself reads back from there instead of starting at the tip.
  */
-import type { RedisLink } from 'pocketnet-client'
-import type { BlockSeen } from './hub.js'
+import type { BlockPosition, RedisLink } from 'pocketnet-client'
 
 const KEY = 'events:ingest:tip'
 const BLOCK_HASH = /^[0-9a-f]{64}$/
@@ -20,12 +19,12 @@ export class ResumeBlock {
   }
 
   /** Notes the last block this instance reported (fire and forget). */
-  note (block: BlockSeen): void {
+  note (block: BlockPosition): void {
     this.#link.run('ingest-tip', redis => redis.set(this.#link.keyPrefix + KEY, `${block.height}:${block.blockHash}`, 'PX', this.#keepMs)).catch(() => {})
   }
 
   /** The last block noted, when Redis has one. */
-  async read (): Promise<BlockSeen | undefined> {
+  async read (): Promise<BlockPosition | undefined> {
     const value = await this.#link.run('ingest-tip', redis => redis.get(this.#link.keyPrefix + KEY))
     const [height, blockHash] = (value ?? '').split(':')
     const block = { height: Number(height), blockHash: blockHash ?? '' }

@@ -4,12 +4,8 @@
  * blocks mined while no instance followed the chain are read back and their payments to the
  * receiver found, not left for the front-end to report.
  */
+import type { BlockPosition } from 'pocketnet-client'
 import type { Database } from '../db/database.js'
-
-export interface ChainPosition {
-  height: number
-  blockHash: string
-}
 
 const NAME = 'payments-watcher'
 
@@ -22,14 +18,14 @@ export class ChainCursor {
     this.#clock = clock
   }
 
-  async read (): Promise<ChainPosition | undefined> {
+  async read (): Promise<BlockPosition | undefined> {
     const { rows } = await this.#db.query<{ height: number, block_hash: string }>('SELECT height, block_hash FROM chain_cursors WHERE name = $1', [NAME])
     const row = rows[0]
     return row === undefined ? undefined : { height: row.height, blockHash: row.block_hash }
   }
 
   /** The block handled last (after a re-org, lower than before: the chain is read back from there). */
-  async note (position: ChainPosition): Promise<void> {
+  async note (position: BlockPosition): Promise<void> {
     await this.#db.query(
       `INSERT INTO chain_cursors (name, height, block_hash, updated_at_ms) VALUES ($1, $2, $3, $4)
        ON CONFLICT (name) DO UPDATE SET height = EXCLUDED.height, block_hash = EXCLUDED.block_hash, updated_at_ms = EXCLUDED.updated_at_ms`,

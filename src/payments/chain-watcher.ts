@@ -11,8 +11,7 @@
  * restart reads the chain back from (chain-cursor.ts). A sighting that could not be written holds
  * the cursor back until it is.
  */
-import type { ChainEvent } from 'pocketnet-client'
-import type { ChainPosition } from './chain-cursor.js'
+import type { BlockPosition, ChainEvent } from 'pocketnet-client'
 import type { PaymentSightings } from './payment-sightings.js'
 import type { PaymentsService } from './payments-service.js'
 import type { WatcherTurn } from './watcher-turn.js'
@@ -28,7 +27,7 @@ export interface ChainWatcherOptions {
   /** A check or a write failed (the node, the database): for logs; it is tried again. */
   failed: (err: Error) => void
   /** A block whose payments were all recorded. */
-  onBlockHandled?: (block: ChainPosition) => Promise<void>
+  onBlockHandled?: (block: BlockPosition) => Promise<void>
 }
 
 export class ChainWatcher {
@@ -38,7 +37,7 @@ export class ChainWatcher {
   readonly #sightings: ChainWatcherOptions['sightings']
   readonly #sighted: () => void
   readonly #failed: (err: Error) => void
-  readonly #onBlockHandled: (block: ChainPosition) => Promise<void>
+  readonly #onBlockHandled: (block: BlockPosition) => Promise<void>
   /** The re-check running, or resolved. */
   #work: Promise<void> = Promise.resolve()
   /** A re-check is queued behind the one running (its tip is the newest noted). */
@@ -46,7 +45,7 @@ export class ChainWatcher {
   #tip: number | undefined
   #closed = false
   /** The last block reported, whose payments are still coming. */
-  #block: ChainPosition | undefined
+  #block: BlockPosition | undefined
   /** Payments reported and not written as sightings yet (a write that failed puts its txids back). */
   #unrecorded: string[] = []
   /** The writes of sightings, one after another: a block is handled once the writes before it ended. */

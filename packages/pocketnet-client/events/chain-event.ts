@@ -7,12 +7,20 @@
  * can drop the ones of a block a `reorg` event says is gone.
  */
 
-/** A block was connected to the chain the source follows. */
-export interface BlockEvent {
-  kind: 'block'
+/**
+ * A block by its height and hash: where a reader of the chain stands, or resumes from. The one
+ * type for it, here and in the service (the last block heard, the watcher's cursor, the block a
+ * new ingest holder resumes from).
+ */
+export interface BlockPosition {
   height: number
   /** The block's hash, lowercase hex. */
   blockHash: string
+}
+
+/** A block was connected to the chain the source follows. */
+export interface BlockEvent extends BlockPosition {
+  kind: 'block'
   /** The block's time, seconds since the epoch. */
   time: number
 }

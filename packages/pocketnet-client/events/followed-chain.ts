@@ -11,11 +11,11 @@
  * A block hash commits to every block below it, so agreeing on one height is agreeing on all the
  * lower ones. Pure code: the source drives it.
  */
+import type { BlockPosition } from './chain-event.js'
 import { NodeEventError } from './errors.js'
 
-export interface BlockRef {
-  height: number
-  blockHash: string
+/** A block as the node lists it: its position and time. */
+export interface BlockRef extends BlockPosition {
   /** Seconds since the epoch. */
   time: number
 }

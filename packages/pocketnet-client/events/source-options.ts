@@ -2,6 +2,7 @@
  * The node event source's options: what it needs from the client, what it reports to, and its
  * timings, each with a default and an accepted range ({@link EVENT_SOURCE_RANGES}).
  */
+import type { BlockPosition } from './chain-event.js'
 import type { CallOptions } from '../client.js'
 import type { NodeSnapshot, NodeTipReport } from '../node-pool.js'
 import { REAL_TIMERS, type Timers } from '../timers.js'
@@ -35,7 +36,7 @@ export interface NodeEventSourceOptions {
   /** Post hashes whose comments, scores, boosts and reposts to report whoever they notify. Default: none. */
   contentOfInterest?: () => Iterable<string>
   /** The last block a previous run reported: the blocks after it are read back (within maxCatchUpBlocks). Default: start at the tip. */
-  resumeFrom?: { height: number, blockHash: string }
+  resumeFrom?: BlockPosition
   /** Most blocks read back after a gap; beyond it the oldest are skipped and reported (EVENTS_ERR_GAP). Default 100. */
   maxCatchUpBlocks?: number
   /**
