@@ -2,7 +2,8 @@
  * `npm run generate:rpc`: the typed client's method table, from the node's facts.
  *
  * Reads docs/reference/pocketnet-rpc-methods.json (every public method of pocketnet.core 0.22:
- * positions, the JSON type the node parses at each, defaults, result shape, node cache, status)
+ * positions, the JSON type the node parses at each, defaults, result shape, node cache, status;
+ * all of it as data: the result's shape is each method's `result_shape`, its `result` is words)
  * and writes:
  * - packages/pocketnet-client/methods/table.ts: the table as data (positions, wire types, fill
  *   values, result shape);
@@ -36,7 +37,8 @@ interface ReferenceParam {
   only?: { value: number, why: string }
   wire_before_0_22_1?: Wire
 }
-interface ReferenceMethod { category: string, params: ReferenceParam[], result: string, note: string, cache_blocks: number | null, status: 'ok' | 'broken' | 'stub' | 'testnet-only' }
+/** A method of the reference; `result` is the result in words, `result_shape` the same as data (checked by resultSchema). */
+interface ReferenceMethod { category: string, params: ReferenceParam[], result: string, result_shape?: unknown, note: string, cache_blocks: number | null, status: 'ok' | 'broken' | 'stub' | 'testnet-only' }
 
 /** Methods with a hand-written typed wrapper in packages/pocketnet-client/methods/ (richer than the table's); they encode through the table too. */
 const HAND_WRITTEN = new Set(['getnodeinfo', 'getuserprofile', 'search'])
@@ -99,113 +101,103 @@ function fillOf (param: ReferenceParam): { value: unknown } | undefined {
   return param.reads_null ? { value: null } : undefined
 }
 
-export type Shape = 'array' | 'object' | 'string' | 'none'
-
-/** The top-level shape of a result the table describes in words. */
-function shapeOf (result: string): Shape {
-  if (/^always an error/i.test(result)) return 'none'
-  if (/^(array|always \[\])/i.test(result)) return 'array'
-  if (/^(object|explorer tx object)/i.test(result)) return 'object'
-  if (/string/i.test(result.split(/[({]/)[0] ?? '')) return 'string'
-  return 'object'
-}
-
-/** Splits `text` at commas outside brackets. */
-function topLevelItems (text: string): string[] {
-  const items: string[] = []
-  let depth = 0
-  let current = ''
-  for (const char of text) {
-    if ('{[('.includes(char)) depth++
-    if ('}])'.includes(char)) depth--
-    if (char === ',' && depth === 0) {
-      items.push(current.trim())
-      current = ''
-    } else {
-      current += char
-    }
-  }
-  if (current.trim() !== '') items.push(current.trim())
-  return items
-}
-
-/** The text inside each top-level balanced `{…}` of `text`. */
-function allBraces (text: string): string[] {
-  const found: string[] = []
-  let depth = 0
-  let start = 0
-  for (let i = 0; i < text.length; i++) {
-    if (text[i] === '{' && depth++ === 0) start = i + 1
-    if (text[i] === '}' && --depth === 0) found.push(text.slice(start, i))
-  }
-  return found
-}
-
-/** The text inside the first balanced `{…}` of `text`, or undefined. */
-function firstBraces (text: string): string | undefined {
-  return allBraces(text)[0]
-}
+const SHAPES = ['array', 'object', 'string', 'none'] as const
+export type Shape = typeof SHAPES[number]
+const KINDS = ['list', 'object', 'any'] as const
 
 /** A field the table names in a result: its name, whether it may be absent, and the JSON kind it gives (`any` when it gives none). */
 export interface ResultField {
   name: string
   optional: boolean
-  kind: 'list' | 'object' | 'any'
+  kind: typeof KINDS[number]
 }
 
 /**
- * What the table says a result is: its top-level shape and, for an object or the items of a list,
- * the fields it names (`record` when its keys are data, such as addresses), and whether a list may
- * hold nulls. The generated types are written from it, and the contract suite checks real answers
- * against it.
+ * What the table says a result is (each method's `result_shape`): its top-level shape and, for an
+ * object or the items of a list, the fields it names (`record` when its keys are data, such as
+ * addresses), and whether a list may hold nulls. The generated types are written from it, and the
+ * contract suite checks real answers against it.
  */
 export interface ResultSchema {
   shape: Shape
   fields?: ResultField[] | 'record'
   /** A list of strings (`getjurymoderators`), not of objects. */
-  strings?: boolean
+  strings?: true
   /** Always `[]`. */
-  empty?: boolean
-  nullItems?: boolean
-  /** A list whose items are of one of these kinds (`array mixing {…} entries … and {…} entries`). */
+  empty?: true
+  nullItems?: true
+  /** A list whose items are of one of these kinds (`getpagescores`). */
   variants?: ResultField[][]
   /** A list whose first item is of these fields, and the rest records of any kind (`getmissedinfo`). */
   head?: ResultField[]
 }
 
-/** The fields the table names inside `{…}`; `record` for keys that are data. */
-function fieldsOf (fields: string): ResultField[] | 'record' {
-  const members: ResultField[] = []
-  for (const item of topLevelItems(fields)) {
-    const match = /^([A-Za-z_$][\w$]*)(\?)?\s*(.*)$/s.exec(item)
-    if (match === null) {
-      // `{<address>: …}`: keys that are data.
-      if (/^</.test(item)) return 'record'
-      continue
-    }
-    const [, name, optional, rest] = match as unknown as [string, string, string | undefined, string]
-    if (members.some(member => member.name === name)) continue
-    const value = rest.startsWith(':') ? rest.slice(1).trim() : rest
-    members.push({ name, optional: optional !== undefined, kind: value.startsWith('[') ? 'list' : value.startsWith('{') ? 'object' : 'any' })
-  }
-  return members.length === 0 ? 'record' : members
+/** The keys each shape takes besides `shape`. */
+const SHAPE_KEYS: Record<Shape, readonly string[]> = {
+  none: [],
+  string: [],
+  object: ['fields'],
+  array: ['fields', 'strings', 'empty', 'nullItems', 'variants', 'head'],
+}
+/** What a list's items are: at most one of these. */
+const ITEM_KEYS = ['fields', 'strings', 'empty', 'variants', 'head']
+
+const isRecord = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value)
+const described = (value: unknown): string => JSON.stringify(value) ?? String(value)
+
+/** A list of fields as the table states it; `record` too where `record` is true. */
+function checkedFields (where: string, value: unknown, record: boolean): ResultField[] | 'record' {
+  if (record && value === 'record') return value
+  if (!Array.isArray(value) || value.length === 0) throw new Error(`${where}: must be a non-empty list of {name, optional, kind}${record ? ' or "record"' : ''}, not ${described(value)}`)
+  const names = new Set<string>()
+  return value.map((field: unknown, index) => {
+    const at = `${where}[${index}]`
+    if (!isRecord(field)) throw new Error(`${at}: must be {name, optional, kind}, not ${described(field)}`)
+    const unknown = Object.keys(field).filter(key => !['name', 'optional', 'kind'].includes(key))
+    if (unknown.length > 0) throw new Error(`${at}: unknown key ${described(unknown[0])} (a field has name, optional, kind)`)
+    const { name, optional, kind } = field
+    if (typeof name !== 'string' || !/^[A-Za-z_$][\w$]*$/.test(name)) throw new Error(`${at}: name must be an identifier, not ${described(name)}`)
+    if (names.has(name)) throw new Error(`${at}: field ${name} is named twice`)
+    names.add(name)
+    if (typeof optional !== 'boolean') throw new Error(`${at}: optional must be true or false, not ${described(optional)}`)
+    if (!(KINDS as readonly unknown[]).includes(kind)) throw new Error(`${at}: unknown kind ${described(kind)} (${KINDS.join(', ')})`)
+    return { name, optional, kind: kind as ResultField['kind'] }
+  })
 }
 
-export function resultSchema (method: string, result: string): ResultSchema {
-  const shape = shapeOf(result)
-  if (shape === 'none' || shape === 'string') return { shape }
-  const braces = firstBraces(result)
-  const fields = braces === undefined ? undefined : fieldsOf(braces)
-  if (shape === 'object') return { shape, fields: fields ?? 'record' }
-  if (/^always \[\]/i.test(result)) return { shape, empty: true }
-  if (method === 'getjurymoderators') return { shape, strings: true }
-  if (/^array mixing/i.test(result)) {
-    const variants = allBraces(result).map(fieldsOf).filter((each): each is ResultField[] => each !== 'record')
-    return { shape, variants }
+/**
+ * A method's `result_shape` (docs/reference/pocketnet-rpc-methods.json, conventions.result_shape), checked.
+ * @throws Error naming the method when it has none, or one with a shape, kind or key the generator does not know
+ */
+export function resultSchema (method: string, value: unknown): ResultSchema {
+  const where = `${REFERENCE}: ${method}.result_shape`
+  if (value === undefined) throw new Error(`${REFERENCE}: ${method} has no result_shape (the result's shape as data: see conventions.result_shape)`)
+  if (!isRecord(value)) throw new Error(`${where}: must be an object {shape, …}, not ${described(value)}`)
+  const { shape } = value
+  if (!(SHAPES as readonly unknown[]).includes(shape)) throw new Error(`${where}: unknown shape ${described(shape)} (${SHAPES.join(', ')})`)
+  const known = SHAPE_KEYS[shape as Shape]
+  const unknown = Object.keys(value).filter(key => key !== 'shape' && !known.includes(key))
+  if (unknown.length > 0) throw new Error(`${where}: unknown key ${described(unknown[0])} for shape ${described(shape)}${known.length === 0 ? ' (it takes none)' : ` (it takes ${known.join(', ')})`}`)
+  const schema: ResultSchema = { shape: shape as Shape }
+  if (shape === 'object') schema.fields = checkedFields(`${where}.fields`, value.fields, true)
+  if (shape !== 'array') return schema
+  const items = ITEM_KEYS.filter(key => key in value)
+  if (items.length > 1) throw new Error(`${where}: ${items.join(' and ')} together (a list's items are one of ${ITEM_KEYS.join(', ')})`)
+  for (const flag of ['strings', 'empty', 'nullItems'] as const) {
+    if (flag in value && value[flag] !== true) throw new Error(`${where}.${flag}: must be true or left out, not ${described(value[flag])}`)
   }
-  if (/^array: first element/i.test(result) && Array.isArray(fields)) return { shape, head: fields }
-  // Some lists hold a null for an item the node could not give (a hash that is not content).
-  return { shape, ...(fields === undefined ? {} : { fields }), nullItems: /null element|may be null/i.test(result) }
+  if ('nullItems' in value && items.length > 0 && items[0] !== 'fields') throw new Error(`${where}: nullItems with ${items[0]} (only with fields or alone)`)
+  if ('fields' in value) schema.fields = checkedFields(`${where}.fields`, value.fields, true)
+  if (value.strings === true) schema.strings = true
+  if (value.empty === true) schema.empty = true
+  if ('variants' in value) {
+    const variants = value.variants
+    if (!Array.isArray(variants) || variants.length === 0) throw new Error(`${where}.variants: must be a non-empty list of field lists, not ${described(variants)}`)
+    schema.variants = variants.map((variant, index) => checkedFields(`${where}.variants[${index}]`, variant, false) as ResultField[])
+  }
+  if ('head' in value) schema.head = checkedFields(`${where}.head`, value.head, false) as ResultField[]
+  if (value.nullItems === true) schema.nullItems = true
+  return schema
 }
 
 const TS_KINDS: Record<ResultField['kind'], string> = { list: 'unknown[]', object: 'Record<string, unknown>', any: 'unknown' }
@@ -216,8 +208,7 @@ function objectType (fields: ResultField[] | 'record'): string {
   return `{ ${fields.map(field => `${field.name}${field.optional ? '?' : ''}: ${TS_KINDS[field.kind]}`).join('; ')} }`
 }
 
-function resultType (method: string, reference: ReferenceMethod): string {
-  const schema = resultSchema(method, reference.result)
+function resultType (schema: ResultSchema): string {
   if (schema.shape === 'none') return 'never'
   if (schema.shape === 'string') return 'string'
   if (schema.shape === 'object') return objectType(schema.fields ?? 'record')
@@ -290,10 +281,14 @@ export function readReference (): Reference {
 
 /**
  * The generated files' texts, from the reference (the file's, by default).
- * @throws Error naming the method and position whose type notation or wire the client does not know
+ * @throws Error naming the method and position whose type notation or wire the client does not know,
+ *   or the method whose result_shape is missing or has a shape, kind or key the generator does not know
  */
 export function generate (reference: Reference = readReference()): Record<string, string> {
   const names = Object.keys(reference.methods).sort()
+  // Every method's result shape, checked before anything is written from it.
+  const shapes = new Map(names.map(name => [name, resultSchema(name, (reference.methods[name] as ReferenceMethod).result_shape)]))
+  const shapeOf = (name: string): Shape => (shapes.get(name) as ResultSchema).shape
   const header = `// Generated by scripts/generate-rpc.ts from ${REFERENCE} (pocketnet.core ${reference.source.release.split(' ')[0]}): do not edit; run \`npm run generate:rpc\`.`
 
   const table = [
@@ -309,7 +304,7 @@ export function generate (reference: Reference = readReference()): Record<string
         category: method.category,
         status: method.status,
         cacheBlocks: method.cache_blocks,
-        result: shapeOf(method.result),
+        result: shapeOf(name),
         params: tableParams(name, method),
         ...(method.status === 'broken' || method.status === 'stub' ? { why: comment(method.result.startsWith('always') ? method.result : method.note).slice(0, 200) } : {}),
       })},`
@@ -344,7 +339,7 @@ export function generate (reference: Reference = readReference()): Record<string
           ? `export type ${pascal(name)}Params = Record<string, never>`
           : same === undefined ? `export interface ${pascal(name)}Params {\n${body}\n}` : `export type ${pascal(name)}Params = ${same}`,
         `/** ${comment(method.result)} */`,
-        `export type ${pascal(name)}Result = ${resultType(name, method)}`,
+        `export type ${pascal(name)}Result = ${resultType(shapes.get(name) as ResultSchema)}`,
         '',
       ]
     }),
@@ -377,7 +372,7 @@ export function generate (reference: Reference = readReference()): Record<string
         const params = callerParams(name, method).map(param => `${param.name}${param.required ? '' : '?'}`).join(', ')
         const status = method.status === 'ok' ? '' : ` — *${method.status}*`
         const typedBy = HAND_WRITTEN.has(name) ? ' (typed by hand, above)' : ''
-        return `- \`${name}({ ${params} })\` → ${shapeOf(method.result)}${status}${typedBy}`
+        return `- \`${name}({ ${params} })\` → ${shapeOf(name)}${status}${typedBy}`
       }),
       '',
     ]),

@@ -1,22 +1,21 @@
 /**
  * Every typed method of the client (pocketnet-client) against the real node, called through the
  * client (so with its encoding) with valid params from the dataset (method-params.ts): the node
- * accepts the encoding, and the answer has the shape the node's method table says, which the
- * generated result types are written from (scripts/generate-rpc.ts resultSchema): the top-level
- * JSON type, and for an object or each item of a list, every field the table does not mark
- * optional, lists and objects where it says so. Where the real node contradicts the table, the
+ * accepts the encoding, and the answer has the shape the node's method table states as data, which
+ * the generated result types are written from (each method's `result_shape`, checked by
+ * scripts/generate-rpc.ts resultSchema): the top-level JSON type, and for an object or each item
+ * of a list, every field the table does not mark optional, lists and objects where it says so. Where the real node contradicts the table, the
  * table is fixed (docs/reference/pocketnet-rpc-methods.json, then `npm run generate:rpc`) and the
  * fact written in docs/pocketnet-node.md.
  */
 import assert from 'node:assert/strict'
-import { readFileSync } from 'node:fs'
 import { after, before, describe, it } from 'node:test'
 import { PocketNetProxyApi, RPC_TABLE, RpcNodeError } from '../../packages/pocketnet-client/index.js'
-import { REFERENCE, resultSchema, type ResultSchema } from '../../scripts/generate-rpc.js'
+import { readReference, resultSchema, type ResultSchema } from '../../scripts/generate-rpc.js'
 import { contractNode, publicRpc } from './contract-node.js'
 import { paramsFor, type ChainFacts } from './method-params.js'
 
-const reference = JSON.parse(readFileSync(REFERENCE, 'utf8')) as { methods: Record<string, { result: string }> }
+const reference = readReference()
 
 /** Typed by hand and checked by the routes' contract test; and the methods that write to the chain. */
 const NOT_HERE = new Set(['getnodeinfo', 'getuserprofile', 'search', 'generateaddress', 'generatetransaction', 'generatepocketnettransaction'])
@@ -106,7 +105,7 @@ describe('every typed method against a real node', () => {
         }
         throw err
       }
-      const schema = resultSchema(name, reference.methods[name]?.result ?? '')
+      const schema = resultSchema(name, reference.methods[name]?.result_shape)
       const wrong = misfit(schema, answer)
       assert.equal(wrong, undefined, `${name}: the answer is ${wrong}\n${JSON.stringify(answer)?.slice(0, 600)}`)
       if (hasContent(answer)) checkedWithContent.push(name)

@@ -63,6 +63,49 @@ describe('the method table', () => {
     assert.doesNotThrow(() => generate(readReference()))
   })
 
+  it('takes each result\'s shape as data, and refuses to generate without one or from notation it does not know', () => {
+    const broken = (name: string, edit: (method: Record<string, unknown>) => void): void => {
+      const reference = readReference()
+      edit(reference.methods[name] as unknown as Record<string, unknown>)
+      generate(reference)
+    }
+    const shape = (name: string, value: unknown) => () => broken(name, method => { method.result_shape = value })
+    const field = { name: 'tag', optional: false, kind: 'any' }
+    assert.throws(() => broken('gettags', method => { delete method.result_shape }), /pocketnet-rpc-methods\.json: gettags has no result_shape/)
+    assert.throws(shape('gettags', 'array of {tag, count}'), /gettags\.result_shape: must be an object \{shape, …\}/)
+    assert.throws(shape('gettags', { shape: 'list' }), /gettags\.result_shape: unknown shape "list" \(array, object, string, none\)/)
+    assert.throws(shape('gettags', { shape: 'array', fields: [field], sorted: true }), /gettags\.result_shape: unknown key "sorted" for shape "array"/)
+    assert.throws(shape('help', { shape: 'string', fields: 'record' }), /help\.result_shape: unknown key "fields" for shape "string" \(it takes none\)/)
+    assert.throws(shape('gettags', { shape: 'array', fields: [{ ...field, kind: 'number' }] }), /gettags\.result_shape\.fields\[0\]: unknown kind "number" \(list, object, any\)/)
+    assert.throws(shape('gettags', { shape: 'array', fields: [{ ...field, type: 'string' }] }), /gettags\.result_shape\.fields\[0\]: unknown key "type"/)
+    assert.throws(shape('gettags', { shape: 'array', fields: [{ name: 'tag', kind: 'any' }] }), /gettags\.result_shape\.fields\[0\]: optional must be true or false/)
+    assert.throws(shape('gettags', { shape: 'array', fields: [field, field] }), /gettags\.result_shape\.fields\[1\]: field tag is named twice/)
+    assert.throws(shape('gettags', { shape: 'array', fields: 'tags' }), /gettags\.result_shape\.fields: must be a non-empty list of \{name, optional, kind\} or "record"/)
+    assert.throws(shape('getuserstate', { shape: 'object' }), /getuserstate\.result_shape\.fields: must be a non-empty list/)
+    assert.throws(shape('gettags', { shape: 'array', strings: true, empty: true }), /gettags\.result_shape: strings and empty together/)
+    assert.throws(shape('gettags', { shape: 'array', nullItems: false }), /gettags\.result_shape\.nullItems: must be true or left out/)
+    assert.throws(shape('gettags', { shape: 'array', strings: true, nullItems: true }), /gettags\.result_shape: nullItems with strings/)
+    assert.throws(shape('getpagescores', { shape: 'array', variants: ['record'] }), /getpagescores\.result_shape\.variants\[0\]: must be a non-empty list of \{name, optional, kind\}, not "record"/)
+    assert.throws(shape('getmissedinfo', { shape: 'array', head: [] }), /getmissedinfo\.result_shape\.head: must be a non-empty list/)
+  })
+
+  it('writes result types from the shapes as data', () => {
+    const reference = readReference()
+    const method = (name: string) => reference.methods[name] as unknown as Record<string, unknown>
+    method('gettags').result_shape = { shape: 'array', fields: [{ name: 'tag', optional: false, kind: 'any' }, { name: 'n', optional: true, kind: 'list' }], nullItems: true }
+    method('getuserstate').result_shape = { shape: 'object', fields: 'record' }
+    method('getjurymoderators').result_shape = { shape: 'array', fields: [{ name: 'address', optional: false, kind: 'object' }] }
+    method('gettime').result_shape = { shape: 'string' }
+    const files = generate(reference)
+    const rpc = files['packages/pocketnet-client/methods/table-rpc.ts'] as string
+    assert.match(rpc, /export type GettagsResult = Array<\{ tag: unknown; n\?: unknown\[\] \} \| null>\n/)
+    assert.match(rpc, /export type GetuserstateResult = Record<string, unknown>\n/)
+    assert.match(rpc, /export type GetjurymoderatorsResult = Array<\{ address: Record<string, unknown> \}>\n/)
+    assert.match(rpc, /export type GettimeResult = string\n/)
+    assert.match(files['packages/pocketnet-client/methods/table.ts'] as string, /"gettime": \{[^\n]*"result":"string"/)
+    assert.match(files['packages/pocketnet-client/README.md'] as string, /`gettime\(\{ {2}\}\)` → string/)
+  })
+
   it('is generated from the reference, and the generated files are current (npm run generate:rpc)', () => {
     for (const [path, text] of Object.entries(generate())) {
       assert.equal(readFileSync(new URL(path, ROOT), 'utf8'), text, `${path} is out of date: run npm run generate:rpc`)

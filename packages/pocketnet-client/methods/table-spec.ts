@@ -38,6 +38,7 @@ export interface TableMethod {
   readonly status: 'ok' | 'broken' | 'stub' | 'testnet-only'
   /** How many blocks the node caches the answer itself; null: not cached. */
   readonly cacheBlocks: number | null
+  /** The top-level shape of an answer: the `shape` of the method's `result_shape` in docs/reference/pocketnet-rpc-methods.json (`none`: always an error). */
   readonly result: TableShape
   readonly params: readonly TableParam[]
   /** Why a broken or stub method is not callable. */
