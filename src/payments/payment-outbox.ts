@@ -5,6 +5,7 @@
  * or puts it back for later. Several instances claim at once without taking the same rows.
  * Consumers must be idempotent: an event can come twice (use its `idempotencyKey`), and events of
  * one invoice handed to two instances may finish out of order (its `sequence` says which is newer).
+ * The loop that does this for a consumer is src/outbox/outbox-consumer.ts.
  *
  * A row's `status`:
  *
