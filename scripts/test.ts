@@ -57,8 +57,9 @@ const PROCESSES = [
   ['create-miniapp', 'pocketnet-client/package', 'miniapp-client/package', 'miniapp-server/package', 'miniapp-testkit/package'],
   ['db', 'lease', 'docs', 'fast-path', 'metrics', 'rate-limit', 'resilience', 'scale-out'],
   ['events', 'routes', 'devnode', 'pocketnet-client'],
-  // The demo as a process (its embedded database made anew) beside the payments' own.
-  ['payments', 'deploy/demo', 'examples'],
+  // The demo as a process (its embedded database made anew) beside the payments' own, and the
+  // outbox's, on the PostgreSQL server the payments' tests start.
+  ['payments', 'outbox', 'deploy/demo', 'examples'],
   ['http', 'auth', 'app', 'miniapp-client', 'miniapp-server', 'miniapp-testkit'],
 ]
 /** Folders that are not part of `npm test`: the contract suite needs a real node (npm run test:contract). */

@@ -5,11 +5,25 @@
  * or puts it back for later. Several instances claim at once without taking the same rows.
  * Consumers must be idempotent: an event can come twice (use its `idempotencyKey`), and events of
  * one invoice handed to two instances may finish out of order (its `sequence` says which is newer).
+ * The loop that does this for a consumer is src/outbox/outbox-consumer.ts.
+ *
+ * A row's `status`:
+ *
+ *   pending ──ack()──▶ delivered
+ *      │ ▲
+ *      │ └── claim() (leased: due again when the lease lapses), retryLater()
+ *      └──giveUp()──▶ given_up   (left undelivered; an operator may set it back to pending)
+ *
+ * `available_at_ms` means "due at" for a pending row only: a claim pushes it forward by the
+ * lease, retryLater() by the delay.
  */
 import type { Database } from '../db/database.js'
 import { safeInteger } from '../db/database.js'
 import type { InvoiceEvent } from './invoice.js'
 import { eventOfRow, type EventRow } from './invoice-rows.js'
+
+/** What a row of the outbox is: to be delivered (due now or later), delivered, or given up. */
+export type OutboxStatus = 'pending' | 'delivered' | 'given_up'
 
 export interface ClaimedEvent extends InvoiceEvent {
   /** How many times it has been claimed by this consumer, this time included. */
@@ -23,35 +37,30 @@ export interface ClaimOptions {
   leaseMs?: number
 }
 
-/**
- * Where a given-up event's `available_at_ms` is put: beyond any clock, so that it is never due
- * again, yet stays undelivered (and can be handed out again by setting it back).
- */
-export const GIVEN_UP_AT_MS = Number.MAX_SAFE_INTEGER
-
 export interface OutboxBacklog {
-  /** Undelivered events still to be tried, due now or later. */
+  /** Undelivered events still to be tried, due now or later (`pending`). */
   pending: number
-  /** Undelivered events the consumer gave up on ({@link PaymentOutbox.giveUp}). */
+  /** Undelivered events the consumer gave up on (`given_up`, {@link PaymentOutbox.giveUp}). */
   givenUp: number
 }
 
 export class PaymentOutbox {
   readonly #db: Database
-  readonly #clock: () => number
+  readonly #now: () => number
 
-  constructor (db: Database, options: { clock?: () => number } = {}) {
+  /** @param options.now milliseconds since the epoch. Default Date.now. */
+  constructor (db: Database, options: { now?: () => number } = {}) {
     this.#db = db
-    this.#clock = options.clock ?? Date.now
+    this.#now = options.now ?? Date.now
   }
 
-  /** Due, undelivered events of `consumer`, oldest first, leased to the caller. */
+  /** Due pending events of `consumer`, oldest first, leased to the caller: they stay pending, due when the lease lapses. */
   async claim (consumer: string, options: ClaimOptions = {}): Promise<ClaimedEvent[]> {
-    const now = this.#clock()
+    const now = this.#now()
     const { rows } = await this.#db.query<EventRow & { attempts: number }>(
       `UPDATE outbox o SET available_at_ms = $2 + $4, attempts = o.attempts + 1
        FROM (SELECT event_id FROM outbox
-             WHERE consumer = $1 AND delivered_at_ms IS NULL AND available_at_ms <= $2
+             WHERE consumer = $1 AND status = 'pending' AND available_at_ms <= $2
              ORDER BY event_id LIMIT $3 FOR UPDATE SKIP LOCKED) due, payment_events e
        WHERE o.consumer = $1 AND o.event_id = due.event_id AND e.id = o.event_id
        RETURNING e.id, e.invoice_id, e.sequence, e.type, e.payload, e.created_at_ms, o.attempts`,
@@ -60,20 +69,23 @@ export class PaymentOutbox {
     return rows.map(row => ({ ...eventOfRow(row), attempts: row.attempts })).sort((a, b) => a.id - b.id)
   }
 
-  /** Marks the event delivered to `consumer`; false when it already was (a second delivery's ack). */
+  /**
+   * Marks the event delivered to `consumer`; false when it already was (a second delivery's ack).
+   * A given-up event delivered after all (an attempt that finished late) counts as delivered.
+   */
   async ack (consumer: string, eventId: number): Promise<boolean> {
     const { rowCount } = await this.#db.query(
-      'UPDATE outbox SET delivered_at_ms = $3 WHERE consumer = $1 AND event_id = $2 AND delivered_at_ms IS NULL',
-      [consumer, eventId, this.#clock()]
+      "UPDATE outbox SET status = 'delivered', delivered_at_ms = $3 WHERE consumer = $1 AND event_id = $2 AND status <> 'delivered'",
+      [consumer, eventId, this.#now()]
     )
     return rowCount === 1
   }
 
-  /** Hands the event out again no sooner than `delayMs` from now: a delivery that failed, with backoff. */
+  /** Hands the pending event out again no sooner than `delayMs` from now: a delivery that failed, with backoff. */
   async retryLater (consumer: string, eventId: number, delayMs: number): Promise<void> {
     await this.#db.query(
-      'UPDATE outbox SET available_at_ms = $3 WHERE consumer = $1 AND event_id = $2 AND delivered_at_ms IS NULL',
-      [consumer, eventId, this.#clock() + delayMs]
+      "UPDATE outbox SET available_at_ms = $3 WHERE consumer = $1 AND event_id = $2 AND status = 'pending'",
+      [consumer, eventId, this.#now() + delayMs]
     )
   }
 
@@ -83,34 +95,34 @@ export class PaymentOutbox {
    */
   async giveUp (consumer: string, eventId: number): Promise<void> {
     await this.#db.query(
-      'UPDATE outbox SET available_at_ms = $3 WHERE consumer = $1 AND event_id = $2 AND delivered_at_ms IS NULL',
-      [consumer, eventId, GIVEN_UP_AT_MS]
+      "UPDATE outbox SET status = 'given_up' WHERE consumer = $1 AND event_id = $2 AND status = 'pending'",
+      [consumer, eventId]
     )
   }
 
-  /** When the next undelivered event of `consumer` falls due (milliseconds, maybe past), or undefined when none will. */
+  /** When the next pending event of `consumer` falls due (milliseconds, maybe past), or undefined when none is pending. */
   async nextDueAt (consumer: string): Promise<number | undefined> {
     const { rows } = await this.#db.query<{ at: unknown }>(
-      'SELECT min(available_at_ms) AS at FROM outbox WHERE consumer = $1 AND delivered_at_ms IS NULL AND available_at_ms < $2',
-      [consumer, GIVEN_UP_AT_MS]
+      "SELECT min(available_at_ms) AS at FROM outbox WHERE consumer = $1 AND status = 'pending'",
+      [consumer]
     )
     const at = rows[0]?.at
     return at === null || at === undefined ? undefined : safeInteger(at, 'available_at_ms')
   }
 
-  /** Undelivered events of `consumer`: still to be tried, and given up on. */
+  /** Undelivered events of `consumer`: still to be tried, and given up on. Each count reads its own partial index. */
   async backlog (consumer: string): Promise<OutboxBacklog> {
     const { rows } = await this.#db.query<{ pending: number, given_up: number }>(
-      `SELECT count(*) FILTER (WHERE available_at_ms < $2)::integer AS pending, count(*) FILTER (WHERE available_at_ms >= $2)::integer AS given_up
-       FROM outbox WHERE consumer = $1 AND delivered_at_ms IS NULL`,
-      [consumer, GIVEN_UP_AT_MS]
+      `SELECT (SELECT count(*) FROM outbox WHERE consumer = $1 AND status = 'pending')::integer AS pending,
+              (SELECT count(*) FROM outbox WHERE consumer = $1 AND status = 'given_up')::integer AS given_up`,
+      [consumer]
     )
     return { pending: rows[0]?.pending ?? 0, givenUp: rows[0]?.given_up ?? 0 }
   }
 
-  /** Events of `consumer` not delivered yet, due or not. */
+  /** Events of `consumer` not delivered yet, due or not, given up or not. */
   async countUndelivered (consumer: string): Promise<number> {
-    const { rows } = await this.#db.query<{ count: number }>('SELECT count(*)::integer AS count FROM outbox WHERE consumer = $1 AND delivered_at_ms IS NULL', [consumer])
-    return rows[0]?.count ?? 0
+    const { pending, givenUp } = await this.backlog(consumer)
+    return pending + givenUp
   }
 }

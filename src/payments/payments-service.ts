@@ -13,7 +13,6 @@
  */
 import { EventEmitter } from 'node:events'
 import {
-  backoffDelayMs,
   buildHostCheckout,
   isUnknownTransactionError,
   memoOfScript,
@@ -26,13 +25,15 @@ import {
   type HostPayment,
   type PocketNetProxyApi,
   REAL_TIMERS,
-  type TimerHandle,
   type Timers,
 } from 'pocketnet-client'
+import { OutboxConsumer } from '../outbox/outbox-consumer.js'
+import { RetryPolicy, type RetrySchedule } from '../outbox/retry-policy.js'
 import type { PaymentStore } from './create-payment-store.js'
 import type { PaymentCrossCheck } from './cross-check.js'
 import type { Invoice, InvoiceEvent, InvoiceEventType } from './invoice.js'
 import type { ObservationRefusal, ObservationResult } from './invoice-store.js'
+import type { ClaimedEvent } from './payment-outbox.js'
 import type { SightingRead } from './sighting-reader.js'
 
 export interface PaymentsConfig {
@@ -143,14 +144,22 @@ export interface CheckResult {
 
 /** The consumer name of the app's own handlers in the outbox. */
 const APP_CONSUMER = 'app'
-/** A handler that threw is offered the event again: from a second, doubling, up to five minutes. */
-const HANDLER_RETRY = { minMs: 1000, maxMs: 300_000 }
+/**
+ * A handler that threw is offered the event again: from a second, doubling, up to five minutes,
+ * each delay moved by up to a quarter either way; never given up (the app's own code, fixed and
+ * deployed, takes what waited).
+ */
+const HANDLER_RETRY: RetrySchedule = { firstDelayMs: 1000, maxDelayMs: 300_000, jitter: 0.25 }
 /** The longest the handlers' delivery sleeps: events other instances wrote and could not deliver. */
 const DELIVERY_POLL_MS = 60_000
+/** Events claimed at once, handed to the handlers one after the other. */
+const DELIVERY_BATCH = 100
+/** How long a claimed event stays with this instance: its handlers have that long. */
+const DELIVERY_LEASE_MS = 30_000
 
 export interface PaymentsServiceOptions {
   /** Milliseconds since the epoch. Default Date.now. */
-  clock?: () => number
+  now?: () => number
   /** The handlers' retries (tests). Default REAL_TIMERS. */
   timers?: Timers
   /** In [0, 1), the retries' jitter. Default Math.random. */
@@ -174,14 +183,10 @@ export class PaymentsService extends EventEmitter {
   readonly #config: PaymentsConfig
   readonly #announce: (event: InvoiceEvent) => void
   readonly #crossCheck: PaymentCrossCheck | undefined
-  readonly #clock: () => number
-  readonly #timers: Timers
-  readonly #random: () => number
-  readonly #log: PaymentsServiceOptions['log']
   readonly #retentionMs: number
-  #delivering: Promise<void> | undefined
-  /** The handlers' next delivery: when the next retry falls due, or a poll. */
-  #deliveryTimer: TimerHandle | undefined
+  /** The app's handlers' outbox consumer, made once the store is open. */
+  readonly #deliveryReady: Promise<OutboxConsumer<ClaimedEvent>>
+  #delivery: OutboxConsumer<ClaimedEvent> | undefined
   #closed = false
   /** The tip as the node event source last reported it: fresher than the pool's probes. */
   #tip: number | undefined
@@ -200,11 +205,14 @@ export class PaymentsService extends EventEmitter {
     this.#config = config
     this.#announce = announce
     this.#crossCheck = crossCheck
-    this.#clock = options.clock ?? Date.now
-    this.#timers = options.timers ?? REAL_TIMERS
-    this.#random = options.random ?? Math.random
-    this.#log = options.log
     this.#retentionMs = options.retentionMs ?? 30 * 86_400_000
+    this.#deliveryReady = this.#store.then(store => {
+      this.#delivery = this.#deliveryOn(store, options)
+      if (this.#closed) this.#delivery.close().catch(() => {})
+      return this.#delivery
+    })
+    // A store that failed to open is told by whoever waits for it (plugin.ts); never unhandled here.
+    this.#deliveryReady.catch(() => {})
   }
 
   /**
@@ -319,52 +327,46 @@ export class PaymentsService extends EventEmitter {
   }
 
   /** Hands undelivered transitions to the app's handlers, at least once each; resolves once none is due. */
-  deliver (): Promise<void> {
-    if (this.#closed) return Promise.resolve()
-    this.#delivering ??= this.#deliverAll().finally(() => { this.#delivering = undefined })
-    return this.#delivering
+  async deliver (): Promise<void> {
+    if (this.#closed) return
+    const delivery = await this.#deliveryReady
+    delivery.wake()
+    await delivery.whenIdle()
   }
 
-  /** Stops delivering to the handlers; what is left is delivered after the next start. */
+  /** Stops delivering to the handlers once the event in hand is handled; what is left is delivered after the next start. */
   async close (): Promise<void> {
     this.#closed = true
-    this.#timers.clearTimeout(this.#deliveryTimer)
-    this.#deliveryTimer = undefined
-    await this.#delivering?.catch(() => {})
+    await this.#delivery?.close()
   }
 
-  async #deliverAll (): Promise<void> {
-    this.#timers.clearTimeout(this.#deliveryTimer)
-    this.#deliveryTimer = undefined
-    try {
-      for (;;) {
-        const claimed = await (await this.#store).outbox.claim(APP_CONSUMER)
-        if (claimed.length === 0) break
-        for (const event of claimed) {
-          try {
-            // Handlers run in order; one that throws has the event offered again later.
-            for (const handler of this.listeners(event.type)) await (handler as (event: InvoiceEvent) => unknown)(event)
-            await (await this.#store).outbox.ack(APP_CONSUMER, event.id)
-          } catch (err) {
-            const retryInMs = backoffDelayMs(event.attempts, { ...HANDLER_RETRY, random: this.#random })
-            this.#log?.warn({ event: event.idempotencyKey, type: event.type, attempts: event.attempts, retryInMs, err: { message: err instanceof Error ? err.message : String(err) } }, 'Payments: an app handler threw; the event is offered again later')
-            await (await this.#store).outbox.retryLater(APP_CONSUMER, event.id, retryInMs)
-          }
-        }
-      }
-    } finally {
-      await this.#armDelivery()
-    }
-  }
-
-  /** Wakes the delivery when the next retry falls due, and at least every minute. */
-  async #armDelivery (): Promise<void> {
-    if (this.#closed) return
-    const due = await (await this.#store).outbox.nextDueAt(APP_CONSUMER).catch(() => undefined)
-    const sleepMs = due === undefined ? DELIVERY_POLL_MS : Math.min(Math.max(due - this.#clock(), 0), DELIVERY_POLL_MS)
-    if (this.#closed) return
-    this.#timers.clearTimeout(this.#deliveryTimer)
-    this.#deliveryTimer = this.#timers.setTimeout(() => { this.deliver().catch(() => {}) }, sleepMs)
+  /**
+   * The outbox consumer `app`: the handlers of each event's type run in order, one event after the
+   * other; one that throws has the event offered again later (HANDLER_RETRY).
+   */
+  #deliveryOn (store: PaymentStore, options: PaymentsServiceOptions): OutboxConsumer<ClaimedEvent> {
+    const { log } = options
+    return new OutboxConsumer<ClaimedEvent>({
+      consumer: APP_CONSUMER,
+      outbox: store.outbox,
+      handle: async event => {
+        for (const handler of this.listeners(event.type)) await (handler as (event: InvoiceEvent) => unknown)(event)
+      },
+      retry: new RetryPolicy(HANDLER_RETRY, options.random ?? Math.random),
+      batchSize: DELIVERY_BATCH,
+      leaseMs: DELIVERY_LEASE_MS,
+      pollMs: DELIVERY_POLL_MS,
+      now: options.now ?? Date.now,
+      timers: options.timers ?? REAL_TIMERS,
+      onFailed: (event, err, decision) => {
+        const fields = { event: event.idempotencyKey, type: event.type, attempts: event.attempts, err: { message: err instanceof Error ? err.message : String(err) } }
+        if (decision.giveUp) log?.warn(fields, 'Payments: an app handler threw; the event was given up')
+        else log?.warn({ ...fields, retryInMs: decision.retryInMs }, 'Payments: an app handler threw; the event is offered again later')
+      },
+      onOutboxError: err => {
+        log?.warn({ err: { message: err instanceof Error ? err.message : String(err) } }, 'Payments: the app\'s handlers could not use the outbox; the events wait there, tried again later')
+      },
+    })
   }
 
   #written (events: InvoiceEvent[]): void {

@@ -64,7 +64,7 @@ export default fp<PaymentsPluginOptions>(async (app, { now = Date.now, timers = 
   }, event => {
     app.events.announce(paymentTopic(event.invoiceId), 'payment', { type: event.type, sequence: event.sequence, invoice: invoiceView(event.invoice) })
     running?.sender?.wake()
-  }, crossCheck, { clock: now, timers, random, log: app.log, retentionMs: config.PAYMENT_RETENTION_S * 1000 })
+  }, crossCheck, { now, timers, random, log: app.log, retentionMs: config.PAYMENT_RETENTION_S * 1000 })
   app.decorate('payments', payments)
 
   // The watcher: the receiver is followed whether or not a stream follows it.
@@ -156,7 +156,7 @@ function watch (app: FastifyInstance, store: PaymentStore, payments: PaymentsSer
       secret: config.PAYMENT_WEBHOOK_SECRET,
       timeoutMs: config.PAYMENT_WEBHOOK_TIMEOUT_MS,
       log: app.log,
-      clock: now,
+      now,
       timers,
       random,
     })

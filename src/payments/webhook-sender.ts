@@ -2,26 +2,28 @@
  * Outgoing payment webhooks (PAYMENT_WEBHOOK_URL), as Stripe and BTCPay send theirs: each invoice
  * event is POSTed as JSON, signed (`X-Payment-Signature: t=…,v1=<HMAC-SHA256>`, pocketnet-client's
  * signWebhook), with its idempotency key, until the receiver answers 2xx. Anything else (another
- * status, a redirect, which is not followed, a timeout, a network error) is tried again later
- * with exponential backoff and jitter (webhook-retry.ts), up to a number of attempts, then given
- * up: left undelivered, counted and logged once.
+ * status, a redirect, which is not followed, a timeout, a network error) is a failed attempt.
+ * Each attempt is logged in `webhook_deliveries`.
  *
- * Events come from the outbox (consumer `webhook`), written in the transaction that made them, so
- * none is lost across a crash; a claim is leased, so an event is sent at least once, maybe twice
- * (the receiver dedupes on `id`). Instances claim without taking each other's rows, so no lease
- * is needed to run one sender per instance. Each attempt is logged in `webhook_deliveries`.
- *
- * The sender runs on an injected clock and timers: it wakes when this instance writes an event
- * (`wake()`), when the next retry falls due, and at least every `pollMs` (events other instances
- * wrote and could not send). `close()` aborts the requests in flight and puts their events back,
- * due at once, for the next start.
+ * What is the sender's own is here: the request, its signature, its timeout, the delivery log,
+ * the counts and log lines. The rest is the outbox consumer's (src/outbox/outbox-consumer.ts),
+ * as for the app's handlers: events come from the outbox (consumer `webhook`), written in the
+ * transaction that made them, so none is lost across a crash; a claim is leased, so an event is
+ * sent at least once, maybe twice (the receiver dedupes on `id`); a failed attempt is tried again
+ * on the webhook's schedule (webhook-retry.ts), then given up: left undelivered, counted and
+ * logged once. Instances claim without taking each other's rows, so no lease is needed to run
+ * one sender per instance. The sender wakes when this instance writes an event (`wake()`), when
+ * the next retry falls due, and at least every `pollMs`; `close()` aborts the requests in flight
+ * and puts their events back, due at once, for the next start.
  */
-import { REAL_TIMERS, signWebhook, type TimerHandle, type Timers } from 'pocketnet-client'
+import { REAL_TIMERS, signWebhook, type Timers } from 'pocketnet-client'
+import { OutboxConsumer } from '../outbox/outbox-consumer.js'
+import { RetryPolicy, type RetryDecision } from '../outbox/retry-policy.js'
 import type { ClaimedEvent, PaymentOutbox } from './payment-outbox.js'
 import { invoiceView, type InvoiceView } from './payments-service.js'
 import type { InvoiceEvent, InvoiceEventType } from './invoice.js'
 import { loggableUrl, type WebhookDeliveryLog } from './webhook-deliveries.js'
-import { WEBHOOK_MAX_ATTEMPTS, webhookRetryDelayMs } from './webhook-retry.js'
+import { WEBHOOK_RETRY } from './webhook-retry.js'
 
 /** The outbox consumer whose rows the sender delivers. */
 export const WEBHOOK_CONSUMER = 'webhook'
@@ -72,10 +74,10 @@ export interface WebhookSenderOptions {
   /** How long one attempt may take, answer included. */
   timeoutMs: number
   log: SenderLog
-  /** Attempts before an event is given up. Default {@link WEBHOOK_MAX_ATTEMPTS}. */
+  /** Attempts before an event is given up. Default the schedule's ({@link WEBHOOK_RETRY}: 12). */
   maxAttempts?: number
   /** Milliseconds since the epoch: retry times, the signature's timestamp, the delivery log. Default Date.now. */
-  clock?: () => number
+  now?: () => number
   /** Default REAL_TIMERS. */
   timers?: Timers
   /** In [0, 1), for the retries' jitter. Default Math.random. */
@@ -101,15 +103,21 @@ interface AttemptOutcome {
   delivered: boolean
   statusCode: number | null
   error: string | null
-  abortedBy?: AbortReason
 }
 
-/** When nothing could be claimed but something is due (another instance holds it): look again after this. */
-const BUSY_RETRY_MS = 1000
+/** An attempt the receiver did not take: what the delivery log and the log lines say of it. */
+class WebhookAttemptFailed extends Error {
+  readonly statusCode: number | null
+
+  constructor (outcome: AttemptOutcome) {
+    super(outcome.error ?? 'not delivered')
+    this.name = 'WebhookAttemptFailed'
+    this.statusCode = outcome.statusCode
+  }
+}
 
 export class WebhookSender {
   readonly counts: WebhookCounts = { delivered: 0, failed: 0, givenUp: 0 }
-  readonly #outbox: PaymentOutbox
   readonly #deliveries: WebhookDeliveryLog
   readonly #target: string
   readonly #authorization: string | undefined
@@ -117,17 +125,9 @@ export class WebhookSender {
   readonly #secret: string
   readonly #timeoutMs: number
   readonly #log: SenderLog
-  readonly #maxAttempts: number
-  readonly #clock: () => number
+  readonly #now: () => number
   readonly #timers: Timers
-  readonly #random: () => number
-  readonly #pollMs: number
-  readonly #batchSize: number
-  readonly #inFlight = new Set<AbortController>()
-  #running: Promise<void> | undefined
-  #again = false
-  #timer: TimerHandle | undefined
-  #stopped = false
+  readonly #consumer: OutboxConsumer<ClaimedEvent>
 
   constructor (options: WebhookSenderOptions) {
     const target = new URL(options.url)
@@ -140,17 +140,35 @@ export class WebhookSender {
     target.password = ''
     this.#target = target.href
     this.#loggedUrl = loggableUrl(options.url)
-    this.#outbox = options.outbox
     this.#deliveries = options.deliveries
     this.#secret = options.secret
     this.#timeoutMs = options.timeoutMs
     this.#log = options.log
-    this.#maxAttempts = options.maxAttempts ?? WEBHOOK_MAX_ATTEMPTS
-    this.#clock = options.clock ?? Date.now
+    this.#now = options.now ?? Date.now
     this.#timers = options.timers ?? REAL_TIMERS
-    this.#random = options.random ?? Math.random
-    this.#pollMs = options.pollMs ?? 60_000
-    this.#batchSize = options.batchSize ?? 8
+    this.#consumer = new OutboxConsumer({
+      consumer: WEBHOOK_CONSUMER,
+      outbox: options.outbox,
+      handle: (event, shutdown) => this.#send(event, shutdown),
+      retry: new RetryPolicy({ ...WEBHOOK_RETRY, maxAttempts: options.maxAttempts ?? WEBHOOK_RETRY.maxAttempts }, options.random ?? Math.random),
+      batchSize: options.batchSize ?? 8,
+      // Each event is its own POST: a batch goes out at once.
+      inParallel: true,
+      // The lease outlasts the attempt and its bookkeeping: no other instance takes the event meanwhile.
+      leaseMs: this.#timeoutMs + 60_000,
+      pollMs: options.pollMs ?? 60_000,
+      now: this.#now,
+      timers: this.#timers,
+      onDelivered: () => { this.counts.delivered++ },
+      onFailed: (event, err, decision) => { this.#failed(event, err, decision) },
+      onPutBack: event => {
+        this.#log.info(this.#logged(event), 'Payments: a webhook attempt was cut short by the shutdown; the event is sent again at the next start')
+      },
+      onOutboxError: (err, event) => {
+        if (event === undefined) this.#log.warn({ err: describeError(err) }, 'Payments: the webhook sender could not read the outbox; it tries again later')
+        else this.#log.warn({ ...this.#logged(event), err: describeError(err) }, 'Payments: a webhook attempt could not be recorded; the event is tried again once its claim lapses')
+      },
+    })
   }
 
   /** Where webhooks go, as logged: no credentials, no query. */
@@ -160,110 +178,57 @@ export class WebhookSender {
 
   /** Sends what is due now, then sleeps until the next retry falls due; called during a pass, another follows it. */
   wake (): void {
-    if (this.#stopped) return
-    if (this.#running !== undefined) {
-      this.#again = true
-      return
-    }
-    this.#timers.clearTimeout(this.#timer)
-    this.#timer = undefined
-    this.#running = this.#pass().then(sleepMs => {
-      this.#running = undefined
-      if (this.#stopped) return
-      if (this.#again) this.wake()
-      else this.#timer = this.#timers.setTimeout(() => this.wake(), sleepMs)
-    })
+    this.#consumer.wake()
   }
 
   /** Resolves once no pass runs and the next wake is set (tests: before moving the clock). */
   async whenIdle (): Promise<void> {
-    while (this.#running !== undefined) await this.#running
+    await this.#consumer.whenIdle()
   }
 
   /** Stops: no new attempt, the ones in flight aborted and their events put back, due at once. */
   async close (): Promise<void> {
-    this.#stopped = true
-    this.#timers.clearTimeout(this.#timer)
-    this.#timer = undefined
-    for (const controller of this.#inFlight) controller.abort('shutdown' satisfies AbortReason)
-    await this.whenIdle()
+    await this.#consumer.close()
   }
 
-  /** Sends what is due; how long to sleep after. Never throws. */
-  async #pass (): Promise<number> {
-    try {
-      this.#again = false
-      await this.#drain()
-      const due = await this.#outbox.nextDueAt(WEBHOOK_CONSUMER)
-      if (due === undefined) return this.#pollMs
-      const wait = due - this.#clock()
-      // Due already, yet not claimable: another instance holds it. Soon, not in a busy loop.
-      return wait > 0 ? Math.min(wait, this.#pollMs) : BUSY_RETRY_MS
-    } catch (err) {
-      // The database failed: what was claimed comes back when its lease lapses.
-      this.#log.warn({ err: describeError(err) }, 'Payments: the webhook sender could not read the outbox; it tries again later')
-      return this.#pollMs
-    }
-  }
-
-  /** Claims and sends due events until none is left. */
-  async #drain (): Promise<void> {
-    while (!this.#stopped) {
-      // The lease outlasts the attempt and its bookkeeping: no other instance takes the event meanwhile.
-      const claimed = await this.#outbox.claim(WEBHOOK_CONSUMER, { limit: this.#batchSize, leaseMs: this.#timeoutMs + 60_000 })
-      if (claimed.length === 0) return
-      if (this.#stopped) {
-        for (const event of claimed) await this.#outbox.retryLater(WEBHOOK_CONSUMER, event.id, 0)
-        return
-      }
-      await Promise.all(claimed.map(event => this.#deliver(event)))
-    }
-  }
-
-  async #deliver (event: ClaimedEvent): Promise<void> {
+  /** One attempt, logged in `webhook_deliveries`: resolves when the receiver took it, throws when not. */
+  async #send (event: ClaimedEvent, shutdown: AbortSignal): Promise<void> {
     const body = JSON.stringify(webhookBody(event))
-    const logged = { eventId: event.id, idempotencyKey: event.idempotencyKey, attempt: event.attempts, url: this.#loggedUrl }
-    try {
-      const row = await this.#deliveries.start(event.id, this.#loggedUrl, event.attempts, this.#clock())
-      const outcome = await this.#post(body, event.idempotencyKey)
-      await this.#deliveries.finish(row, { finishedAtMs: this.#clock(), statusCode: outcome.statusCode, error: outcome.error })
-      if (outcome.delivered) {
-        await this.#outbox.ack(WEBHOOK_CONSUMER, event.id)
-        this.counts.delivered++
-        return
-      }
-      if (outcome.abortedBy === 'shutdown') {
-        await this.#outbox.retryLater(WEBHOOK_CONSUMER, event.id, 0)
-        this.#log.info(logged, 'Payments: a webhook attempt was cut short by the shutdown; the event is sent again at the next start')
-        return
-      }
-      this.counts.failed++
-      if (event.attempts >= this.#maxAttempts) {
-        await this.#outbox.giveUp(WEBHOOK_CONSUMER, event.id)
-        this.counts.givenUp++
-        this.#log.error({ ...logged, statusCode: outcome.statusCode, error: outcome.error }, 'Payments: a webhook was given up after its last attempt; the event stays undelivered')
-        return
-      }
-      const retryInMs = webhookRetryDelayMs(event.attempts, this.#random)
-      await this.#outbox.retryLater(WEBHOOK_CONSUMER, event.id, retryInMs)
-      this.#log.warn({ ...logged, statusCode: outcome.statusCode, error: outcome.error, retryInMs }, 'Payments: a webhook attempt failed; it is tried again later')
-    } catch (err) {
-      // The database failed around the attempt: the claim's lease lapses and the event comes back.
-      this.#log.warn({ ...logged, err: describeError(err) }, 'Payments: a webhook attempt could not be recorded; the event is tried again once its claim lapses')
+    const row = await this.#deliveries.start(event.id, this.#loggedUrl, event.attempts, this.#now())
+    const outcome = await this.#post(body, event.idempotencyKey, shutdown)
+    await this.#deliveries.finish(row, { finishedAtMs: this.#now(), statusCode: outcome.statusCode, error: outcome.error })
+    if (!outcome.delivered) throw new WebhookAttemptFailed(outcome)
+  }
+
+  #failed (event: ClaimedEvent, err: unknown, decision: RetryDecision): void {
+    this.counts.failed++
+    // The receiver's refusal, or (rarely) the delivery log's database failing around the attempt.
+    const why = err instanceof WebhookAttemptFailed ? { statusCode: err.statusCode, error: err.message } : { statusCode: null, error: `not recorded: ${describeError(err).message}` }
+    if (decision.giveUp) {
+      this.counts.givenUp++
+      this.#log.error({ ...this.#logged(event), ...why }, 'Payments: a webhook was given up after its last attempt; the event stays undelivered')
+      return
     }
+    this.#log.warn({ ...this.#logged(event), ...why, retryInMs: decision.retryInMs }, 'Payments: a webhook attempt failed; it is tried again later')
+  }
+
+  #logged (event: ClaimedEvent): { eventId: number, idempotencyKey: string, attempt: number, url: string } {
+    return { eventId: event.id, idempotencyKey: event.idempotencyKey, attempt: event.attempts, url: this.#loggedUrl }
   }
 
   /** One POST: 2xx delivers; the answer's body is read only for a bounded snippet of a refusal. */
-  async #post (body: string, idempotencyKey: string): Promise<AttemptOutcome> {
+  async #post (body: string, idempotencyKey: string, shutdown: AbortSignal): Promise<AttemptOutcome> {
     const controller = new AbortController()
     const timeout = this.#timers.setTimeout(() => controller.abort('timeout' satisfies AbortReason), this.#timeoutMs)
-    this.#inFlight.add(controller)
+    const onShutdown = (): void => { controller.abort('shutdown' satisfies AbortReason) }
+    if (shutdown.aborted) onShutdown()
+    else shutdown.addEventListener('abort', onShutdown, { once: true })
     try {
       const headers: Record<string, string> = {
         'content-type': 'application/json',
         'user-agent': WEBHOOK_USER_AGENT,
         'idempotency-key': idempotencyKey,
-        'x-payment-signature': signWebhook(this.#secret, body, Math.floor(this.#clock() / 1000)),
+        'x-payment-signature': signWebhook(this.#secret, body, Math.floor(this.#now() / 1000)),
       }
       if (this.#authorization !== undefined) headers.authorization = this.#authorization
       const response = await fetch(this.#target, { method: 'POST', headers, body, redirect: 'manual', signal: controller.signal })
@@ -272,12 +237,12 @@ export class WebhookSender {
       return { delivered, statusCode: response.status, error: delivered ? null : `answered ${response.status}${snippet === '' ? '' : `: ${JSON.stringify(snippet)}`}` }
     } catch (err) {
       const reason = controller.signal.aborted ? controller.signal.reason as AbortReason : undefined
-      if (reason === 'timeout') return { delivered: false, statusCode: null, error: `no answer within ${this.#timeoutMs} ms`, abortedBy: reason }
-      if (reason === 'shutdown') return { delivered: false, statusCode: null, error: 'cut short: the service shut down', abortedBy: reason }
+      if (reason === 'timeout') return { delivered: false, statusCode: null, error: `no answer within ${this.#timeoutMs} ms` }
+      if (reason === 'shutdown') return { delivered: false, statusCode: null, error: 'cut short: the service shut down' }
       return { delivered: false, statusCode: null, error: `network error: ${networkErrorText(err)}` }
     } finally {
       this.#timers.clearTimeout(timeout)
-      this.#inFlight.delete(controller)
+      shutdown.removeEventListener('abort', onShutdown)
     }
   }
 

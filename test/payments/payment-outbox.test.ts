@@ -19,7 +19,22 @@ for (const backend of backends(postgres)) {
       const consumer = `consumer-${++consumers}`
       const clock = { now: 1_800_000_000_000 }
       const options = { clock: () => clock.now, consumers: [consumer, `${consumer}-webhook`] }
-      return { consumer, clock, store: new InvoiceStore(database(), options), outbox: new PaymentOutbox(database(), options) }
+      return { consumer, clock, store: new InvoiceStore(database(), options), outbox: new PaymentOutbox(database(), { now: options.clock }) }
+    }
+
+    /** The row of `eventId` for `consumer`, as stored. */
+    async function rowOf (consumer: string, eventId: number | undefined) {
+      const { rows } = await database().query<{ status: string, available_at_ms: number, attempts: number, delivered_at_ms: number | null }>(
+        'SELECT status, available_at_ms, attempts, delivered_at_ms FROM outbox WHERE consumer = $1 AND event_id = $2', [consumer, eventId])
+      return rows[0]
+    }
+
+    /** One `expired` event of a new invoice, for this test's consumers only. */
+    async function expiredEvent ({ clock, store }: ReturnType<typeof setup>): Promise<void> {
+      const invoice = await store.createInvoice(REQUEST)
+      clock.now = Math.max(clock.now, invoice.expiresAtMs)
+      // Read past its expiry, the invoice expires: its event, and no other invoice's.
+      await store.getInvoice(invoice.id)
     }
 
     it('hands each consumer every event once claimed, in order, until acknowledged', async () => {
@@ -54,6 +69,59 @@ for (const backend of backends(postgres)) {
       assert.equal(await outbox.ack(consumer, first?.id as number), true)
       clock.now += 10_000
       assert.deepEqual(await outbox.claim(consumer), [])
+    })
+
+    it('keeps a claimed event pending, due when its lease lapses, and marks it delivered on ack', async () => {
+      const test = setup()
+      const { consumer, clock, outbox } = test
+      await expiredEvent(test)
+      assert.equal(await outbox.nextDueAt(consumer), 0, 'written due at once')
+      const [event] = await outbox.claim(consumer, { leaseMs: 5000 })
+      assert.deepEqual(await rowOf(consumer, event?.id), { status: 'pending', available_at_ms: clock.now + 5000, attempts: 1, delivered_at_ms: null })
+      assert.equal(await outbox.nextDueAt(consumer), clock.now + 5000, 'due again when the lease lapses')
+      assert.deepEqual(await outbox.backlog(consumer), { pending: 1, givenUp: 0 })
+      clock.now += 1234
+      assert.equal(await outbox.ack(consumer, event?.id as number), true)
+      assert.deepEqual(await rowOf(consumer, event?.id), { status: 'delivered', available_at_ms: clock.now - 1234 + 5000, attempts: 1, delivered_at_ms: clock.now })
+      assert.equal(await outbox.nextDueAt(consumer), undefined, 'nothing pending')
+      assert.deepEqual(await outbox.backlog(consumer), { pending: 0, givenUp: 0 })
+      clock.now += 60_000
+      await outbox.retryLater(consumer, event?.id as number, 0)
+      assert.deepEqual(await outbox.claim(consumer), [], 'a delivered event is never put back')
+      assert.equal((await rowOf(consumer, event?.id))?.status, 'delivered')
+    })
+
+    it('gives an event up: never due, never handed out, counted apart, and delivered all the same if a late attempt takes it', async () => {
+      const test = setup()
+      const { consumer, clock, outbox } = test
+      await expiredEvent(test)
+      await expiredEvent(test)
+      const [event, other] = await outbox.claim(consumer, { leaseMs: 5000 })
+      await outbox.giveUp(consumer, event?.id as number)
+      await outbox.retryLater(consumer, other?.id as number, 60_000)
+      assert.deepEqual(await rowOf(consumer, event?.id), { status: 'given_up', available_at_ms: clock.now + 5000, attempts: 1, delivered_at_ms: null })
+      assert.deepEqual(await outbox.backlog(consumer), { pending: 1, givenUp: 1 })
+      assert.equal(await outbox.countUndelivered(consumer), 2)
+      assert.equal(await outbox.nextDueAt(consumer), clock.now + 60_000, 'the given-up event is never due')
+      await outbox.retryLater(consumer, event?.id as number, 0)
+      clock.now += 365 * 86_400_000
+      assert.deepEqual((await outbox.claim(consumer)).map(claimed => claimed.id), [other?.id], 'not handed out however late, nor put back by retryLater')
+      assert.equal((await rowOf(consumer, event?.id))?.status, 'given_up')
+      // Another instance's attempt, claimed before, took it after all.
+      assert.equal(await outbox.ack(consumer, event?.id as number), true)
+      assert.deepEqual(await rowOf(consumer, event?.id), { status: 'delivered', available_at_ms: clock.now - 365 * 86_400_000 + 5000, attempts: 1, delivered_at_ms: clock.now })
+      assert.deepEqual(await outbox.backlog(consumer), { pending: 1, givenUp: 0 })
+    })
+
+    it('refuses a status that is not one, and a delivered row without its time', async () => {
+      const test = setup()
+      const { consumer, outbox } = test
+      await expiredEvent(test)
+      const [event] = await outbox.claim(consumer)
+      await assert.rejects(database().query("UPDATE outbox SET status = 'claimed' WHERE consumer = $1", [consumer]), { code: '23514' })
+      await assert.rejects(database().query("UPDATE outbox SET status = 'delivered' WHERE consumer = $1", [consumer]), { code: '23514' })
+      await assert.rejects(database().query('UPDATE outbox SET delivered_at_ms = 1 WHERE consumer = $1', [consumer]), { code: '23514' })
+      assert.equal((await rowOf(consumer, event?.id))?.status, 'pending')
     })
 
     it('puts an event back for later, with the delay asked', async () => {

@@ -44,7 +44,7 @@ const backends = [
 
 function serviceOn (store: PaymentStore, clock: ManualClock, warnings: string[] = []): PaymentsService {
   const payments = new PaymentsService(store, () => Promise.reject(new Error('no node in this test')), { receiver: MERCHANT, confirmations: 1, invoiceTtlS: 60 }, () => {}, undefined, {
-    clock: () => EPOCH_MS + clock.now(),
+    now: () => EPOCH_MS + clock.now(),
     timers: clock.timers,
     random: () => 0.5,
     log: { warn: (_fields, message) => { warnings.push(message) } },

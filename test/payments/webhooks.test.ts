@@ -14,7 +14,8 @@ import { ConfigError, loadConfig } from '../../src/config.js'
 import { openDatabase } from '../../src/db/open-database.js'
 import { createPaymentStore } from '../../src/payments/create-payment-store.js'
 import { WebhookDeliveryLog } from '../../src/payments/webhook-deliveries.js'
-import { WEBHOOK_MAX_ATTEMPTS, webhookRetryDelayMs } from '../../src/payments/webhook-retry.js'
+import { RetryPolicy } from '../../src/outbox/retry-policy.js'
+import { WEBHOOK_MAX_ATTEMPTS, WEBHOOK_RETRY } from '../../src/payments/webhook-retry.js'
 import { WEBHOOK_CONSUMER, WEBHOOK_USER_AGENT, WebhookSender, type SenderLog, type WebhookSenderOptions } from '../../src/payments/webhook-sender.js'
 import type { FastifyInstance } from 'fastify'
 import { startApp, type TestApp } from '../helpers/build-app.js'
@@ -83,7 +84,7 @@ async function senderOn (t: WithAfter, url: string, options: Partial<WebhookSend
   const store = await createPaymentStore({ databaseUrl: await postgres.freshDatabase(), clock: now, consumers: ['app', WEBHOOK_CONSUMER] })
   const deliveries = new WebhookDeliveryLog(store.db)
   const log = capturedLog()
-  const sender = new WebhookSender({ outbox: store.outbox, deliveries, url, secret: SECRET, timeoutMs: 10_000, log, clock: now, timers: clock.timers, random: () => 0.5, ...options })
+  const sender = new WebhookSender({ outbox: store.outbox, deliveries, url, secret: SECRET, timeoutMs: 10_000, log, now, timers: clock.timers, random: () => 0.5, ...options })
   t.after(async () => {
     await sender.close()
     await store.close()
@@ -254,7 +255,7 @@ describe('a receiver as docs/payments.md writes one', () => {
     t.after(() => new Promise(resolve => receiver.close(resolve)))
     const url = `http://127.0.0.1:${(receiver.address() as { port: number }).port}/`
     // The receiver reads the real clock: so does this sender.
-    const { sender, deliveries, confirmedEvent } = await senderOn(t, url, { clock: Date.now })
+    const { sender, deliveries, confirmedEvent } = await senderOn(t, url, { now: Date.now })
     const event = await confirmedEvent()
     sender.wake()
     await sender.whenIdle()
@@ -274,12 +275,15 @@ describe('a receiver as docs/payments.md writes one', () => {
 
 describe('the retry schedule', () => {
   it('doubles from a minute up to eight hours, twelve attempts over about a day, each delay within a quarter of it', () => {
-    const minutes = Array.from({ length: WEBHOOK_MAX_ATTEMPTS - 1 }, (_, i) => webhookRetryDelayMs(i + 1, () => 0.5) / 60_000)
+    const middle = new RetryPolicy(WEBHOOK_RETRY, () => 0.5)
+    const minutes = Array.from({ length: WEBHOOK_MAX_ATTEMPTS - 1 }, (_, i) => middle.delayMs(i + 1) / 60_000)
     assert.deepEqual(minutes, [1, 2, 4, 8, 16, 32, 64, 128, 256, 480, 480])
     const total = minutes.reduce((sum, one) => sum + one, 0)
     assert.ok(total > 23 * 60 && total < 25 * 60, `${total} minutes`)
-    assert.equal(webhookRetryDelayMs(3, () => 0), 180_000)
-    assert.equal(webhookRetryDelayMs(3, () => 0.999_999), 300_000)
+    assert.deepEqual(middle.afterFailure(WEBHOOK_MAX_ATTEMPTS - 1), { giveUp: false, retryInMs: 480 * 60_000 })
+    assert.deepEqual(middle.afterFailure(WEBHOOK_MAX_ATTEMPTS), { giveUp: true }, 'the twelfth failure is the last')
+    assert.equal(new RetryPolicy(WEBHOOK_RETRY, () => 0).delayMs(3), 180_000)
+    assert.equal(new RetryPolicy(WEBHOOK_RETRY, () => 0.999_999).delayMs(3), 300_000)
   })
 })
 
