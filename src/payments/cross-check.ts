@@ -8,7 +8,7 @@
  * is found out by the others, and one that denies a real payment can delay it, not fake it. A node
  * that fails to answer, or is behind, neither backs the answer nor stops it.
  */
-import { isUnknownTransactionError, proveInvoicePayment, readChainTransaction, type ChainTransaction, type PocketNetProxyApi } from 'pocketnet-client'
+import { isUnknownTransactionError, proveInvoicePayment, readChainTransaction, type ChainTransaction, type PaymentProof, type PocketNetProxyApi } from 'pocketnet-client'
 
 /** What the invoice expects of its payment, and how deep the payment must be. */
 export interface ConfirmationTerms {
@@ -29,10 +29,10 @@ export type Contradiction = 'UNKNOWN_TRANSACTION' | 'ANOTHER_TRANSACTION' | 'NOT
 export type Verdict = 'agrees' | 'shallow' | Contradiction
 
 /**
- * One node's answer against the first one's, for the invoice's terms; `tipHeight` is that node's
- * own tip. Pure.
+ * One node's answer against the first one's proof (made once, by the caller), for the invoice's
+ * terms; `tipHeight` is that node's own tip. Pure.
  */
-export function judgeAnswer (first: ChainTransaction, answer: ChainTransaction | null, tipHeight: number, terms: ConfirmationTerms): Verdict {
+export function judgeAnswer (first: PaymentProof, answer: ChainTransaction | null, tipHeight: number, terms: ConfirmationTerms): Verdict {
   if (answer === null) return 'UNKNOWN_TRANSACTION'
   if (answer.txid !== first.txid) return 'ANOTHER_TRANSACTION'
   if (answer.blockHash === undefined) return 'NOT_IN_BLOCK'
@@ -41,7 +41,7 @@ export function judgeAnswer (first: ChainTransaction, answer: ChainTransaction |
   const proof = proveInvoicePayment(answer, expectation, tipHeight)
   if (!proof.memoMatches) return 'MEMO_MISMATCH'
   // Less than the first answer says is less than what would be recorded: the same txid pays the same on every honest node.
-  if (proof.receivedSat < proveInvoicePayment(first, expectation, tipHeight).receivedSat) return 'PAID_LESS'
+  if (proof.receivedSat < first.receivedSat) return 'PAID_LESS'
   return proof.confirmations >= terms.confirmationsRequired ? 'agrees' : 'shallow'
 }
 
@@ -79,13 +79,13 @@ export class PaymentCrossCheck {
   }
 
   /**
-   * Whether {@link nodesRequired} usable nodes back `first`, an answer that would confirm the
-   * invoice: each shows it in the same block, paying as much, with the required confirmations by
+   * Whether {@link nodesRequired} usable nodes back `first`, the proof of an answer that would
+   * confirm the invoice: each shows it in the same block, paying as much, with the required confirmations by
    * its own tip (all of the client's nodes, when it has fewer). Stops at the first contradiction
    * (logged and counted), and says false when too few nodes could back it now: the next block or
    * hint asks again.
    */
-  async backs (api: PocketNetProxyApi, first: ChainTransaction, terms: ConfirmationTerms, invoiceId: string): Promise<boolean> {
+  async backs (api: PocketNetProxyApi, first: PaymentProof, terms: ConfirmationTerms, invoiceId: string): Promise<boolean> {
     const nodes = api.nodes()
     const required = Math.min(this.nodesRequired, nodes.length)
     let backing = 0

@@ -70,6 +70,11 @@ export interface ChainObservation {
    * confirmations are counted at most one short of the invoice's requirement. Default true.
    */
   confirmable?: boolean
+  /**
+   * What `transaction` proves for this invoice at `tipHeight`, when the caller made it already
+   * (the cross-check needs it first): used rather than made again. Checked against the invoice.
+   */
+  proof?: PaymentProof
 }
 
 /**
@@ -234,7 +239,11 @@ export class InvoiceStore {
         if (dropped.rowCount === 0) return { invoice, refused: 'UNKNOWN_TRANSACTION', events: [] }
         return this.#settle(sql, invoice)
       }
-      const proof = proveInvoicePayment(transaction, { receiver: invoice.receiver, amountSat: invoice.amountSat, memo: invoice.memo }, observation.tipHeight)
+      const proof = observation.proof ?? proveInvoicePayment(transaction, { receiver: invoice.receiver, amountSat: invoice.amountSat, memo: invoice.memo }, observation.tipHeight)
+      // A proof made elsewhere is of this transaction, for this invoice's amount and memo.
+      if (proof.txid !== txid || proof.expectedSat !== invoice.amountSat || proof.memoMatches !== (proof.memo === invoice.memo)) {
+        throw new InvoiceError('INVOICE_ERR_OBSERVATION', 'the proof given is not of this transaction for this invoice')
+      }
       if (!proof.memoMatches) return { invoice, proof, refused: 'MEMO_MISMATCH', events: [] }
       if (proof.receivedSat === 0) return { invoice, proof, refused: 'NOT_PAID_TO_RECEIVER', events: [] }
       // Held one short until other nodes back it; a confirmed invoice has nothing left to hold back.

@@ -17,6 +17,7 @@ import {
   isUnknownTransactionError,
   memoOfScript,
   proveInvoicePayment,
+  type PaymentProof,
   readChainTransaction,
   satoshiToPkoinNumber,
   type ChainTransaction,
@@ -381,25 +382,29 @@ export class PaymentsService extends EventEmitter {
    * @param known the invoice as the caller read it, if it did
    */
   async #record (invoiceId: string, txid: string, read: ChainRead, known?: Invoice): Promise<ObservationResult> {
-    const confirmable = await this.#backed(invoiceId, read, known)
-    return (await this.#store).invoices.recordObservation(invoiceId, { txid, ...read, ...(confirmable ? {} : { confirmable: false }) })
+    const { confirmable, proof } = await this.#backed(invoiceId, read, known)
+    return (await this.#store).invoices.recordObservation(invoiceId, { txid, ...read, ...(confirmable ? {} : { confirmable: false }), ...(proof === undefined ? {} : { proof }) })
   }
 
-  /** False when `read` would confirm the invoice and other nodes do not back it (yet); true when nothing needs backing. */
-  async #backed (invoiceId: string, read: ChainRead, known: Invoice | undefined): Promise<boolean> {
+  /**
+   * `confirmable` false when `read` would confirm the invoice and other nodes do not back it
+   * (yet); true when nothing needs backing. With the proof it made of `read`, if it made one: the
+   * store and the cross-check use it rather than make it again.
+   */
+  async #backed (invoiceId: string, read: ChainRead, known: Invoice | undefined): Promise<{ confirmable: boolean, proof?: PaymentProof }> {
     const { transaction } = read
-    if (this.#crossCheck === undefined || transaction?.blockHash === undefined) return true
+    if (this.#crossCheck === undefined || transaction?.blockHash === undefined) return { confirmable: true }
     let invoice = known
     if (invoice === undefined) {
       const found = await (await this.#store).invoices.readInvoice(invoiceId)
-      if (found === undefined) return true
+      if (found === undefined) return { confirmable: true }
       this.#written(found.events)
       invoice = found.invoice
     }
-    if (invoice.state === 'confirmed') return true
+    if (invoice.state === 'confirmed') return { confirmable: true }
     const proof = proveInvoicePayment(transaction, invoice, read.tipHeight)
-    if (!proof.pays || proof.confirmations < invoice.confirmationsRequired) return true
-    return this.#crossCheck.backs(await this.#api(), transaction, invoice, invoice.id)
+    if (!proof.pays || proof.confirmations < invoice.confirmationsRequired) return { confirmable: true, proof }
+    return { confirmable: await this.#crossCheck.backs(await this.#api(), proof, invoice, invoice.id), proof }
   }
 
   /**

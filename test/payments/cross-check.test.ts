@@ -9,7 +9,7 @@ import assert from 'node:assert/strict'
 import { rmSync } from 'node:fs'
 import { describe, it } from 'node:test'
 import { ChainHistory, type Emulator } from '../../devnode/server.js'
-import { PocketNetProxyApi, readChainTransaction } from '../../packages/pocketnet-client/index.js'
+import { PocketNetProxyApi, proveInvoicePayment, readChainTransaction, type ChainTransaction, type PaymentProof } from '../../packages/pocketnet-client/index.js'
 import { createPaymentStore } from '../../src/payments/create-payment-store.js'
 import { judgeAnswer, PaymentCrossCheck, type ConfirmationTerms } from '../../src/payments/cross-check.js'
 import type { PaymentsService } from '../../src/payments/payments-service.js'
@@ -183,6 +183,9 @@ describe('an answer not backed yet, in the invoice store', () => {
 })
 
 describe('the cross-check of one answer', () => {
+  /** The first answer's proof, as the service makes it once before asking the other nodes. */
+  const proofOf = (answer: ChainTransaction, terms: ConfirmationTerms, tipHeight = 1_000_000): PaymentProof => proveInvoicePayment(answer, terms, tipHeight)
+
   const silent = { warn () {}, debug () {} }
 
   it('finds out a payment one node invented: the others do not know it', async (t) => {
@@ -197,7 +200,7 @@ describe('the cross-check of one answer', () => {
     assert.ok(answer?.blockHash !== undefined, 'the liar shows it in a block')
     const warned: object[] = []
     const crossCheck = new PaymentCrossCheck({ nodesRequired: 2, log: { ...silent, warn: fields => warned.push(fields) } })
-    assert.equal(await crossCheck.backs(api, answer, terms, 'inv_test'), false)
+    assert.equal(await crossCheck.backs(api, proofOf(answer, terms), terms, 'inv_test'), false)
     assert.equal(crossCheck.disagreements, 1)
     assert.deepEqual(warned, [{ node: 'node 2', txid: invented.txid, invoiceId: 'inv_test', contradiction: 'UNKNOWN_TRANSACTION' }])
   })
@@ -213,12 +216,12 @@ describe('the cross-check of one answer', () => {
     assert.ok(answer !== undefined)
     nodes[0]?.setFault({ kind: 'html' }, { method: 'getrawtransaction', times: 1 })
     const crossCheck = new PaymentCrossCheck({ nodesRequired: 2, log: silent })
-    assert.equal(await crossCheck.backs(api, answer, terms, 'inv_test'), true, 'nodes 2 and 3 back it')
+    assert.equal(await crossCheck.backs(api, proofOf(answer, terms), terms, 'inv_test'), true, 'nodes 2 and 3 back it')
     assert.equal(crossCheck.disagreements, 0, 'a node that failed contradicts nothing')
     // Two of three must agree, and two are out of reach now: not backed, not contradicted.
     nodes[1]?.setFault({ kind: 'html' }, { method: 'getrawtransaction' })
     nodes[2]?.setFault({ kind: 'html' }, { method: 'getrawtransaction' })
-    assert.equal(await crossCheck.backs(api, answer, terms, 'inv_test'), false)
+    assert.equal(await crossCheck.backs(api, proofOf(answer, terms), terms, 'inv_test'), false)
     assert.equal(crossCheck.disagreements, 0)
   })
 
@@ -235,7 +238,7 @@ describe('the cross-check of one answer', () => {
         { n: 1, addresses: [''], satoshi: 0, scriptHex: `6a04${memoHex(changes.memo ?? 'pk_m')}` },
       ],
     })
-    const first = transaction()
+    const first = proofOf(transaction(), terms, 102)
     assert.equal(judgeAnswer(first, transaction(), 102, terms), 'agrees')
     assert.equal(judgeAnswer(first, transaction({ satoshi: 2000 }), 102, terms), 'agrees', 'more paid than the first says backs it')
     assert.equal(judgeAnswer(first, transaction(), 101, terms), 'shallow', 'a node a block behind: not yet')

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
+import { proveInvoicePayment } from 'pocketnet-client'
 import type { Database } from '../../src/db/database.js'
 import type { InvoiceEvent } from '../../src/payments/invoice.js'
 import { InvoiceStore, type CreateInvoiceRequest } from '../../src/payments/invoice-store.js'
@@ -101,6 +102,22 @@ for (const backend of backends(postgres)) {
       const [event] = confirmed.events as [InvoiceEvent]
       assert.deepEqual([event.invoiceId, event.sequence, event.idempotencyKey, event.previousState, event.invoice.state], [invoice.id, 2, `${invoice.id}:2`, 'seen', 'confirmed'])
       assert.deepEqual(types(await store.listEvents(invoice.id)), ['seen', 'confirmed'])
+    })
+
+    it('records with the proof its caller made already, and refuses one made for another invoice or transaction', async () => {
+      const { store } = await setup()
+      const invoice = await store.createInvoice(REQUEST)
+      const other = await store.createInvoice(REQUEST)
+      const transaction = paymentTransaction({ txid: txid(801), amountSat: PRICE, memo: invoice.memo, height: 101 })
+      // Made at a deeper tip than the observation says: what is recorded is the proof's, not made again.
+      const proof = proveInvoicePayment(transaction, invoice, 103)
+      const recorded = await store.recordObservation(invoice.id, { txid: txid(801), transaction, tipHeight: 101, proof })
+      assert.deepEqual([recorded.invoice.state, recorded.invoice.confirmations, recorded.proof], ['confirmed', 3, proof])
+      const otherTransaction = paymentTransaction({ txid: txid(802), amountSat: PRICE, memo: other.memo, height: 101 })
+      for (const wrong of [proveInvoicePayment(otherTransaction, invoice, 101), proveInvoicePayment(otherTransaction, { ...other, amountSat: PRICE + 1 }, 101)]) {
+        await assert.rejects(store.recordObservation(other.id, { txid: txid(802), transaction: otherTransaction, tipHeight: 101, proof: wrong }), { code: 'INVOICE_ERR_OBSERVATION' })
+      }
+      assert.equal((await store.readInvoice(other.id))?.invoice.state, 'pending')
     })
 
     it('changes nothing when the same observation comes again', async () => {
