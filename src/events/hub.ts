@@ -19,7 +19,7 @@ import type { BlockPosition, ChainEvent } from 'pocketnet-client'
 import { ChainEntries, chainEventOfEntry } from './chain-entries.js'
 import { EventLog, type EventLogOptions, type Missed, type StreamEvent } from './event-log.js'
 import { Interests, isReadForTopic } from './interests.js'
-import { SeenChainEvents } from './seen-chain-events.js'
+import { HeardChainEvents } from './heard-chain-events.js'
 import { compareStreamIds, type SharedEntry, type SharedEventLog } from './shared-log.js'
 import { APP_CHANNEL, topicOf, topicParts, type Topic } from './topics.js'
 
@@ -57,7 +57,7 @@ export class EventHub {
   readonly interests: Interests
   readonly #chainListeners = new Set<(event: ChainEvent) => void>()
   readonly #chainEntries = new ChainEntries()
-  readonly #seen = new SeenChainEvents()
+  readonly #heard = new HeardChainEvents()
   #lastBlock: BlockPosition | undefined
   #durablePosition: (() => Promise<BlockPosition | undefined>) | undefined
   #shared: SharedEventLog | undefined
@@ -243,7 +243,7 @@ export class EventHub {
 
   /** Hands a chain event to the listeners, unless they heard it already (from this instance's ingest or the shared log). */
   #hearChainEvent (event: ChainEvent): void {
-    if (!this.#seen.first(event)) return
+    if (!this.#heard.first(event)) return
     if (event.kind === 'block') this.#lastBlock = { height: event.height, blockHash: event.blockHash }
     for (const listener of this.#chainListeners) this.#call(() => listener(event))
   }

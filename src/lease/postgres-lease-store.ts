@@ -8,17 +8,17 @@ import type { LeaseStore } from './lease-store.js'
 
 export class PostgresLeaseStore implements LeaseStore {
   readonly #sql: Sql
-  readonly #clock: () => number
+  readonly #now: () => number
 
   /** `clock`: milliseconds since the epoch, the same on every instance (default Date.now). */
-  constructor (sql: Sql, clock: () => number = Date.now) {
+  constructor (sql: Sql, now: () => number = Date.now) {
     this.#sql = sql
-    this.#clock = clock
+    this.#now = now
   }
 
   /** One statement: two instances asking at once cannot both get it. */
   async claim (name: string, holder: string, ttlMs: number): Promise<boolean> {
-    const now = this.#clock()
+    const now = this.#now()
     const { rows } = await this.#sql.query(
       `INSERT INTO leases (name, holder, expires_at_ms) VALUES ($1, $2, $3)
        ON CONFLICT (name) DO UPDATE SET holder = EXCLUDED.holder, expires_at_ms = EXCLUDED.expires_at_ms

@@ -11,11 +11,11 @@ const NAME = 'payments-watcher'
 
 export class ChainCursor {
   readonly #db: Database
-  readonly #clock: () => number
+  readonly #now: () => number
 
-  constructor (db: Database, clock: () => number = Date.now) {
+  constructor (db: Database, now: () => number = Date.now) {
     this.#db = db
-    this.#clock = clock
+    this.#now = now
   }
 
   async read (): Promise<BlockPosition | undefined> {
@@ -29,7 +29,7 @@ export class ChainCursor {
     await this.#db.query(
       `INSERT INTO chain_cursors (name, height, block_hash, updated_at_ms) VALUES ($1, $2, $3, $4)
        ON CONFLICT (name) DO UPDATE SET height = EXCLUDED.height, block_hash = EXCLUDED.block_hash, updated_at_ms = EXCLUDED.updated_at_ms`,
-      [NAME, position.height, position.blockHash, this.#clock()]
+      [NAME, position.height, position.blockHash, this.#now()]
     )
   }
 }

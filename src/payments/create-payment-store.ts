@@ -19,7 +19,7 @@ export async function createPaymentStore (options: OpenDatabaseOptions & Invoice
   const db = await openDatabase(options)
   return {
     invoices: new InvoiceStore(db, options),
-    outbox: new PaymentOutbox(db, { now: options.clock }),
+    outbox: new PaymentOutbox(db, { now: options.now }),
     db,
     close: () => db.close(),
   }

@@ -29,7 +29,7 @@ export const DEFAULT_CONSUMERS: readonly string[] = ['app']
 
 export interface InvoiceStoreOptions {
   /** Now, in milliseconds. Default `Date.now`. */
-  clock?: () => number
+  now?: () => number
   /** Receivers must be addresses of this network. Default: any non-empty string. */
   network?: PocketnetNetwork
   /** Who the outbox delivers each event to (`PaymentOutbox`). Default `['app']`. */
@@ -152,14 +152,14 @@ interface PaymentRow {
 
 export class InvoiceStore {
   readonly #db: Database
-  readonly #clock: () => number
+  readonly #now: () => number
   readonly #network: PocketnetNetwork | undefined
   readonly #consumers: readonly string[]
   readonly #expiryOptional: ReadonlySet<string>
 
   constructor (db: Database, options: InvoiceStoreOptions = {}) {
     this.#db = db
-    this.#clock = options.clock ?? Date.now
+    this.#now = options.now ?? Date.now
     this.#network = options.network
     this.#consumers = options.consumers ?? DEFAULT_CONSUMERS
     this.#expiryOptional = new Set(options.expiryOptional ?? [])
@@ -178,7 +178,7 @@ export class InvoiceStore {
       const id = newInvoiceId()
       const memo = typeof request.memo === 'function' ? request.memo(id) : (request.memo ?? newInvoiceMemo())
       checkMemo(memo)
-      const now = this.#clock()
+      const now = this.#now()
       const { rows } = await this.#db.query<InvoiceRow>(
         `INSERT INTO invoices (id, amount_sat, receiver, memo, metadata, state, confirmations_required, expires_at_ms, created_at_ms, updated_at_ms, expiry_webhook)
          VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7, $8, $8, $9)
@@ -208,8 +208,8 @@ export class InvoiceStore {
     const { rows } = await this.#db.query<InvoiceRow>(`SELECT ${INVOICE_COLUMNS} FROM invoices WHERE id = $1`, [id])
     const invoice = rows[0] === undefined ? undefined : invoiceOfRow(rows[0])
     if (invoice === undefined) return undefined
-    if (invoice.state !== 'pending' || this.#clock() < invoice.expiresAtMs) return { invoice, events: [] }
-    return this.#db.transaction(async sql => this.#settle(sql, await this.#lock(sql, id)))
+    if (invoice.state !== 'pending' || this.#now() < invoice.expiresAtMs) return { invoice, events: [] }
+    return this.#db.transaction(async sql => this.#decideAndWrite(sql, await this.#lock(sql, id)))
   }
 
   /** The invoice whose memo this is: how a payment found on chain is tied to its invoice. */
@@ -228,7 +228,7 @@ export class InvoiceStore {
     checkObservation(observation)
     return this.#db.transaction(async sql => {
       const invoice = await this.#lock(sql, invoiceId)
-      const now = this.#clock()
+      const now = this.#now()
       const { txid, transaction } = observation
       if (transaction === null) {
         const dropped = await sql.query(
@@ -237,7 +237,7 @@ export class InvoiceStore {
           [txid, invoiceId, now]
         )
         if (dropped.rowCount === 0) return { invoice, refused: 'UNKNOWN_TRANSACTION', events: [] }
-        return this.#settle(sql, invoice)
+        return this.#decideAndWrite(sql, invoice)
       }
       const proof = observation.proof ?? proveInvoicePayment(transaction, { receiver: invoice.receiver, amountSat: invoice.amountSat, memo: invoice.memo }, observation.tipHeight)
       // A proof made elsewhere is of this transaction, for this invoice's amount and memo.
@@ -270,7 +270,7 @@ export class InvoiceStore {
         )
         if (updated.rowCount === 0) return { invoice, proof, refused: 'TXID_TAKEN', events: [] }
       }
-      return { ...(await this.#settle(sql, invoice)), proof }
+      return { ...(await this.#decideAndWrite(sql, invoice)), proof }
     })
   }
 
@@ -283,10 +283,10 @@ export class InvoiceStore {
       const { rows } = await sql.query<InvoiceRow>(
         `SELECT ${INVOICE_COLUMNS} FROM invoices WHERE state = 'pending' AND expires_at_ms <= $1
          ORDER BY expires_at_ms LIMIT $2 FOR UPDATE SKIP LOCKED`,
-        [this.#clock(), limit]
+        [this.#now(), limit]
       )
       const events: InvoiceEvent[] = []
-      for (const row of rows) events.push(...(await this.#settle(sql, invoiceOfRow(row))).events)
+      for (const row of rows) events.push(...(await this.#decideAndWrite(sql, invoiceOfRow(row))).events)
       return events
     })
   }
@@ -302,7 +302,7 @@ export class InvoiceStore {
         `SELECT id FROM invoices i WHERE state = 'expired' AND expires_at_ms <= $1
            AND NOT EXISTS (SELECT 1 FROM payments p WHERE p.invoice_id = i.id)
          ORDER BY expires_at_ms LIMIT $2 FOR UPDATE SKIP LOCKED`,
-        [this.#clock() - retentionMs, limit]
+        [this.#now() - retentionMs, limit]
       )
       const ids = rows.map(row => row.id)
       if (ids.length === 0) return 0
@@ -317,7 +317,7 @@ export class InvoiceStore {
 
   /** Invoices `pending` and not past their expiry: what anonymous invoices are capped by. */
   async countOpen (): Promise<number> {
-    const { rows } = await this.#db.query<{ count: number }>("SELECT count(*)::integer AS count FROM invoices WHERE state = 'pending' AND expires_at_ms > $1", [this.#clock()])
+    const { rows } = await this.#db.query<{ count: number }>("SELECT count(*)::integer AS count FROM invoices WHERE state = 'pending' AND expires_at_ms > $1", [this.#now()])
     return rows[0]?.count ?? 0
   }
 
@@ -363,8 +363,8 @@ export class InvoiceStore {
    * Decides the locked invoice's standing from its payments and the clock and, when it changed,
    * writes it with its events and their outbox rows, in the caller's transaction.
    */
-  async #settle (sql: Sql, invoice: Invoice): Promise<{ invoice: Invoice, events: InvoiceEvent[] }> {
-    const now = this.#clock()
+  async #decideAndWrite (sql: Sql, invoice: Invoice): Promise<{ invoice: Invoice, events: InvoiceEvent[] }> {
+    const now = this.#now()
     const { rows } = await sql.query<PaymentRow>('SELECT txid, received_sat, state, confirmations, first_seen_at_ms FROM payments WHERE invoice_id = $1', [invoice.id])
     const payments: PaymentFacts[] = rows.map(row => ({
       txid: row.txid,

@@ -8,22 +8,22 @@ const RECOUNT_MS = 1000
 
 export class OpenInvoiceCount {
   readonly #count: () => Promise<number>
-  readonly #clock: () => number
+  readonly #now: () => number
   #known = 0
   #countedAtMs = -Infinity
   #counting: Promise<void> | undefined
 
-  constructor (count: () => Promise<number>, clock: () => number = Date.now) {
+  constructor (count: () => Promise<number>, now: () => number = Date.now) {
     this.#count = count
-    this.#clock = clock
+    this.#now = now
   }
 
   /** Whether at least `limit` invoices are open, this one to be made counted if not. */
   async atLeast (limit: number): Promise<boolean> {
-    if (this.#clock() - this.#countedAtMs >= RECOUNT_MS) {
+    if (this.#now() - this.#countedAtMs >= RECOUNT_MS) {
       this.#counting ??= this.#count().then(count => {
         this.#known = count
-        this.#countedAtMs = this.#clock()
+        this.#countedAtMs = this.#now()
       }).finally(() => { this.#counting = undefined })
       await this.#counting
     }

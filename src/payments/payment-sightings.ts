@@ -22,11 +22,11 @@ const MAX_ERROR_CHARS = 200
 
 export class PaymentSightings {
   readonly #db: Database
-  readonly #clock: () => number
+  readonly #now: () => number
 
-  constructor (db: Database, clock: () => number = Date.now) {
+  constructor (db: Database, now: () => number = Date.now) {
     this.#db = db
-    this.#clock = clock
+    this.#now = now
   }
 
   /**
@@ -36,7 +36,7 @@ export class PaymentSightings {
   async note (txids: readonly string[]): Promise<void> {
     const fresh = [...new Set(txids)].filter(txid => TXID.test(txid))
     if (fresh.length === 0) return
-    const now = this.#clock()
+    const now = this.#now()
     await this.#db.query(
       `INSERT INTO payment_sightings (txid, sighted_at_ms, available_at_ms)
        SELECT txid, $2, $2 FROM unnest($1::text[]) AS txid
@@ -47,7 +47,7 @@ export class PaymentSightings {
 
   /** Due sightings, the oldest due first, leased to the caller for `leaseMs`. */
   async claim (limit: number, leaseMs: number): Promise<ClaimedSighting[]> {
-    const now = this.#clock()
+    const now = this.#now()
     const { rows } = await this.#db.query<{ txid: string, sighted_at_ms: unknown, attempts: number }>(
       `UPDATE payment_sightings s SET available_at_ms = $1 + $3, attempts = s.attempts + 1
        FROM (SELECT txid FROM payment_sightings WHERE available_at_ms <= $1
@@ -68,7 +68,7 @@ export class PaymentSightings {
   async retryLater (txid: string, delayMs: number, error: string): Promise<void> {
     await this.#db.query(
       'UPDATE payment_sightings SET available_at_ms = $2, last_error = $3 WHERE txid = $1',
-      [txid, this.#clock() + delayMs, error.slice(0, MAX_ERROR_CHARS)]
+      [txid, this.#now() + delayMs, error.slice(0, MAX_ERROR_CHARS)]
     )
   }
 

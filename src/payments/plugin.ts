@@ -88,7 +88,7 @@ export default fp<PaymentsPluginOptions>(async (app, { now = Date.now, timers = 
     opening = true
     createPaymentStore({
       ...(config.DATABASE_URL === '' ? { dataDir: config.DATA_DIR } : { databaseUrl: config.DATABASE_URL }),
-      clock: now,
+      now,
       network: config.POCKETNET_NETWORK,
       // With webhooks on, each event also gets a row for the sender, in the transaction that makes it.
       consumers: webhooksOn ? [...DEFAULT_CONSUMERS, WEBHOOK_CONSUMER] : DEFAULT_CONSUMERS,
@@ -168,7 +168,7 @@ function watch (app: FastifyInstance, store: PaymentStore, payments: PaymentsSer
     ? ALWAYS_HELD
     : watcherLease({
       db: store.db,
-      clock: now,
+      now,
       timers,
       // Taken over from an instance that stopped: what it may have missed is checked at once.
       onTakeover: () => { watcher.recheck() },
@@ -177,7 +177,7 @@ function watch (app: FastifyInstance, store: PaymentStore, payments: PaymentsSer
   const cursor = new ChainCursor(store.db, now)
   // Each payment the source reports is kept until its read succeeds (payment-sightings.ts).
   const sightings = new PaymentSightings(store.db, now)
-  const reader = new SightingReader({ sightings, read: txid => payments.onPayment(txid), log: app.log, clock: now, timers, random })
+  const reader = new SightingReader({ sightings, read: txid => payments.onPayment(txid), log: app.log, now, timers, random })
   const watcher = new ChainWatcher({
     payments,
     turn,

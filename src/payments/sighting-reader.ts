@@ -25,7 +25,7 @@ export interface SightingReaderOptions {
   /** Reads the txid on chain and records what it proves (PaymentsService.onPayment). */
   read: (txid: string) => Promise<SightingRead>
   log: SightingReaderLog
-  clock?: () => number
+  now?: () => number
   timers?: Timers
   /** In [0, 1), for the retries' jitter. Default Math.random. */
   random?: () => number
@@ -48,7 +48,7 @@ export class SightingReader {
   readonly #sightings: PaymentSightings
   readonly #read: (txid: string) => Promise<SightingRead>
   readonly #log: SightingReaderLog
-  readonly #clock: () => number
+  readonly #now: () => number
   readonly #timers: Timers
   readonly #random: () => number
   readonly #concurrency: number
@@ -65,7 +65,7 @@ export class SightingReader {
     this.#sightings = options.sightings
     this.#read = options.read
     this.#log = options.log
-    this.#clock = options.clock ?? Date.now
+    this.#now = options.now ?? Date.now
     this.#timers = options.timers ?? REAL_TIMERS
     this.#random = options.random ?? Math.random
     this.#concurrency = options.concurrency ?? 4
@@ -116,7 +116,7 @@ export class SightingReader {
       const due = await this.#sightings.nextDueAt()
       if (due === undefined) return this.#pollMs
       // Due already, yet not claimable: another instance reads it. Soon, not in a busy loop.
-      return Math.min(Math.max(due - this.#clock(), RETRY.minMs), this.#pollMs)
+      return Math.min(Math.max(due - this.#now(), RETRY.minMs), this.#pollMs)
     } catch (err) {
       // The database failed: what was claimed comes back when its lease lapses.
       this.#log.warn({ err: { message: messageOf(err) } }, 'Payments: the sightings could not be read from the database; they are tried again later')
@@ -139,7 +139,7 @@ export class SightingReader {
     }
     if (outcome === 'read') {
       await this.#sightings.done(txid)
-    } else if (this.#clock() - sightedAtMs >= this.#unknownForgetMs) {
+    } else if (this.#now() - sightedAtMs >= this.#unknownForgetMs) {
       this.#log.info({ txid, attempts }, 'Payments: a sighted payment is still unknown to the node; it is no longer asked after')
       await this.#sightings.done(txid)
     } else {

@@ -43,7 +43,7 @@ export interface WatcherLeaseOptions {
   /** Default {@link DEFAULT_WATCHER_LEASE_TTL_MS}. */
   ttlMs?: number
   /** Milliseconds since the epoch; instances' clocks must agree to well within `ttlMs`. Default Date.now. */
-  clock?: () => number
+  now?: () => number
   /** Default REAL_TIMERS. */
   timers?: Timers
   /**
@@ -60,7 +60,7 @@ export interface WatcherLeaseOptions {
 export function watcherLease (options: WatcherLeaseOptions): Lease {
   const onTakeover = options.onTakeover ?? (() => {})
   return new Lease({
-    store: new PostgresLeaseStore(options.db, options.clock),
+    store: new PostgresLeaseStore(options.db, options.now),
     name: WATCHER_LEASE_NAME,
     holder: options.holder ?? `watcher-${randomBytes(9).toString('base64url')}`,
     ttlMs: options.ttlMs ?? DEFAULT_WATCHER_LEASE_TTL_MS,

@@ -64,7 +64,7 @@ for (const backend of backends(postgres)) {
       const name = `consumer-${++consumers}`
       const clock = manualClock()
       const now = (): number => EPOCH_MS + clock.now()
-      const store = new InvoiceStore(database(), { clock: now, consumers: [name] })
+      const store = new InvoiceStore(database(), { now, consumers: [name] })
       const outbox = new PaymentOutbox(database(), { now })
       const reported = {
         delivered: [] as number[],

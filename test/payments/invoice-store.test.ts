@@ -24,7 +24,7 @@ for (const backend of backends(postgres)) {
     async function setup (): Promise<Setup> {
       const clock = { now: 1_800_000_000_000 }
       const db = database()
-      return { db, store: new InvoiceStore(db, { clock: () => clock.now, network: 'regtest' }), clock }
+      return { db, store: new InvoiceStore(db, { now: () => clock.now, network: 'regtest' }), clock }
     }
 
     it('creates a pending invoice with an unguessable id, a unique memo and the amount in satoshi', async () => {

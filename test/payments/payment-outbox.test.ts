@@ -18,8 +18,8 @@ for (const backend of backends(postgres)) {
     function setup () {
       const consumer = `consumer-${++consumers}`
       const clock = { now: 1_800_000_000_000 }
-      const options = { clock: () => clock.now, consumers: [consumer, `${consumer}-webhook`] }
-      return { consumer, clock, store: new InvoiceStore(database(), options), outbox: new PaymentOutbox(database(), { now: options.clock }) }
+      const options = { now: () => clock.now, consumers: [consumer, `${consumer}-webhook`] }
+      return { consumer, clock, store: new InvoiceStore(database(), options), outbox: new PaymentOutbox(database(), { now: options.now }) }
     }
 
     /** The row of `eventId` for `consumer`, as stored. */

@@ -25,17 +25,17 @@ type WithAfter = { after (fn: () => unknown): void }
 const backends = [
   {
     name: 'embedded',
-    async open (t: WithAfter, clock: () => number, consumers: string[]): Promise<PaymentStore> {
+    async open (t: WithAfter, now: () => number, consumers: string[]): Promise<PaymentStore> {
       const dataDir = await freshDataDir()
-      const store = await createPaymentStore({ dataDir, clock, consumers, expiryOptional: ['webhook'] })
+      const store = await createPaymentStore({ dataDir, now, consumers, expiryOptional: ['webhook'] })
       t.after(async () => { await store.close(); rmSync(dataDir, { recursive: true, force: true }) })
       return store
     },
   },
   {
     name: 'server',
-    async open (t: WithAfter, clock: () => number, consumers: string[]): Promise<PaymentStore> {
-      const store = await createPaymentStore({ databaseUrl: await postgres.freshDatabase(), clock, consumers, expiryOptional: ['webhook'] })
+    async open (t: WithAfter, now: () => number, consumers: string[]): Promise<PaymentStore> {
+      const store = await createPaymentStore({ databaseUrl: await postgres.freshDatabase(), now, consumers, expiryOptional: ['webhook'] })
       t.after(() => store.close())
       return store
     },

@@ -19,7 +19,7 @@ async function twoInstances (t: { after (fn: () => unknown): void }, clock = { n
   // Both migrate at start, as two instances starting together do.
   const [a, b] = await Promise.all([openDatabase({ databaseUrl: url }), openDatabase({ databaseUrl: url })])
   t.after(() => Promise.all([a.close(), b.close()]))
-  return [new InvoiceStore(a, { clock: () => clock.now }), new InvoiceStore(b, { clock: () => clock.now })]
+  return [new InvoiceStore(a, { now: () => clock.now }), new InvoiceStore(b, { now: () => clock.now })]
 }
 
 describe('two instances on one server', () => {

@@ -54,12 +54,12 @@ function interruptible (sql: Sql, isDown: () => boolean): Sql {
  */
 async function instance (t: WithAfter, url: string, clock: ManualClock, holder: string, renewals = (db: Sql): Sql => db) {
   const now = (): number => EPOCH_MS + clock.now()
-  const store = await createPaymentStore({ databaseUrl: url, clock: now })
+  const store = await createPaymentStore({ databaseUrl: url, now })
   // No open payment in these tests: nothing reads the chain, so no node is needed.
   const payments = new CountingPayments(store, () => Promise.reject(new Error('no node in this test')), { receiver: MERCHANT, confirmations: 1, invoiceTtlS: 60 }, () => {})
   const failures: Error[] = []
   const leaseErrors: unknown[] = []
-  const lease = watcherLease({ db: renewals(store.db), holder, ttlMs: TTL_MS, clock: now, timers: clock.timers, onTakeover: () => { watcher.recheck() }, onError: err => { leaseErrors.push(err) } })
+  const lease = watcherLease({ db: renewals(store.db), holder, ttlMs: TTL_MS, now, timers: clock.timers, onTakeover: () => { watcher.recheck() }, onError: err => { leaseErrors.push(err) } })
   // Sightings are written, not read: reading them would ask the chain, and these tests have no node.
   const sighted: number[] = []
   const watcher: ChainWatcher = new ChainWatcher({ payments, turn: lease, receivers: [MERCHANT], sightings: new PaymentSightings(store.db, now), sighted: () => { sighted.push(clock.now()) }, failed: err => { failures.push(err) } })

@@ -81,7 +81,7 @@ function capturedLog (): SenderLog & { lines: Array<{ level: string, fields: Rec
 async function senderOn (t: WithAfter, url: string, options: Partial<WebhookSenderOptions> = {}) {
   const clock = manualClock()
   const now = (): number => EPOCH_MS + clock.now()
-  const store = await createPaymentStore({ databaseUrl: await postgres.freshDatabase(), clock: now, consumers: ['app', WEBHOOK_CONSUMER] })
+  const store = await createPaymentStore({ databaseUrl: await postgres.freshDatabase(), now, consumers: ['app', WEBHOOK_CONSUMER] })
   const deliveries = new WebhookDeliveryLog(store.db)
   const log = capturedLog()
   const sender = new WebhookSender({ outbox: store.outbox, deliveries, url, secret: SECRET, timeoutMs: 10_000, log, now, timers: clock.timers, random: () => 0.5, ...options })

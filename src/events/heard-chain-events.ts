@@ -14,12 +14,12 @@ import { chainEventKey } from './chain-entries.js'
 /** Blocks remembered: more than the node event source reads back after a gap (maxCatchUpBlocks, 100 by default). */
 const DEFAULT_BLOCKS = 256
 
-interface Seen { height: number, keys: Set<string> }
+interface Heard { height: number, keys: Set<string> }
 
-export class SeenChainEvents {
+export class HeardChainEvents {
   readonly #capacity: number
   /** By block hash (a re-org by `reorg@<height>`), oldest first. */
-  readonly #blocks = new Map<string, Seen>()
+  readonly #blocks = new Map<string, Heard>()
 
   constructor (blocks = DEFAULT_BLOCKS) {
     this.#capacity = blocks
