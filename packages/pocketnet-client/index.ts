@@ -26,7 +26,7 @@ export { RedisLink, parseRedisUrl, type RedisLinkOptions, type RedisOperationEve
 export type { SharedOutcome } from './redis/shared-answers.js'
 export type { BlockPosition, ChainEvent, BlockEvent, ReorgEvent, TransactionEvent, NotificationEvent } from './events/chain-event.js'
 export { REAL_TIMERS, type Timers, type TimerHandle } from './timers.js'
-export { backoffDelayMs, type BackoffOptions } from './events/backoff.js'
+export { backoffDelayMs, type BackoffOptions, type BackoffJitter } from './backoff.js'
 export type { NodeSnapshot, NodeTipReport, AttemptEvent, AttemptOutcome, OverloadEvent } from './node-pool.js'
 export type { OverloadReason } from './node-slots.js'
 export type { CircuitState } from './node-health.js'

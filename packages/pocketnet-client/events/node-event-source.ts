@@ -17,7 +17,7 @@
  * - Without a socket (no node accepts one, a proxy in front) the source polls; it never stops.
  */
 import type { ChainEvent } from './chain-event.js'
-import { backoffDelayMs } from './backoff.js'
+import { backoffDelayMs } from '../backoff.js'
 import { blockActivity, type Interest } from './block-notifications.js'
 import { NodeEventError } from './errors.js'
 import { FollowedChain, type BlockRef } from './followed-chain.js'
