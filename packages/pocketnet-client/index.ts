@@ -50,7 +50,9 @@ export {
   isRpcClientError,
   type RpcErrorCode,
 } from './errors.js'
-export { createNodeEventSource, type NodeEventSource, type NodeEventSourceStats, type ReorgCause, type SocketState } from './events/node-event-source.js'
+export { createNodeEventSource, type NodeEventSource, type NodeEventSourceStats } from './events/node-event-source.js'
+export type { SocketState } from './events/socket-keeper.js'
+export type { ReorgCause } from './events/chain-sync.js'
 export { EVENT_SOURCE_RANGES, DEFAULT_WATCH_ADDRESS, type NodeEventSourceOptions, type EventSourceClient } from './events/source-options.js'
 export { NodeEventError, EVENT_ERROR_CODES, type EventErrorCode } from './events/errors.js'
 export { SATOSHI_PER_PKOIN, MAX_FLOAT_PKOIN, pkoinToSatoshi, satoshiFromString, formatPkoin, satoshiToPkoinNumber, isSatoshi } from './payments/satoshi.js'
