@@ -26,7 +26,8 @@ export { RedisLink, parseRedisUrl, type RedisLinkOptions, type RedisOperationEve
 export type { SharedOutcome } from './redis/shared-answers.js'
 export type { BlockPosition, ChainEvent, BlockEvent, ReorgEvent, TransactionEvent, NotificationEvent } from './events/chain-event.js'
 export { REAL_TIMERS, type Timers, type TimerHandle } from './timers.js'
-export { backoffDelayMs, type BackoffOptions } from './events/backoff.js'
+export { backoffDelayMs, type BackoffOptions, type BackoffJitter } from './backoff.js'
+export { CoalescingRun, type CoalescingRunOptions } from './coalescing-run.js'
 export type { NodeSnapshot, NodeTipReport, AttemptEvent, AttemptOutcome, OverloadEvent } from './node-pool.js'
 export type { OverloadReason } from './node-slots.js'
 export type { CircuitState } from './node-health.js'
@@ -49,7 +50,9 @@ export {
   isRpcClientError,
   type RpcErrorCode,
 } from './errors.js'
-export { createNodeEventSource, type NodeEventSource, type NodeEventSourceStats, type ReorgCause, type SocketState } from './events/node-event-source.js'
+export { createNodeEventSource, type NodeEventSource, type NodeEventSourceStats } from './events/node-event-source.js'
+export type { SocketState } from './events/socket-keeper.js'
+export type { ReorgCause } from './events/chain-sync.js'
 export { EVENT_SOURCE_RANGES, DEFAULT_WATCH_ADDRESS, type NodeEventSourceOptions, type EventSourceClient } from './events/source-options.js'
 export { NodeEventError, EVENT_ERROR_CODES, type EventErrorCode } from './events/errors.js'
 export { SATOSHI_PER_PKOIN, MAX_FLOAT_PKOIN, pkoinToSatoshi, satoshiFromString, formatPkoin, satoshiToPkoinNumber, isSatoshi } from './payments/satoshi.js'

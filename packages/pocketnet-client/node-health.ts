@@ -3,6 +3,7 @@
  * averages, and a circuit breaker (where its height stands is chain-tip.ts's). Pure code with an injected clock, so it is
  * tested without servers or sleeps.
  */
+import { backoffDelayMs } from './backoff.js'
 
 /**
  * - `closed`: the node takes traffic.
@@ -115,7 +116,7 @@ export class NodeHealth {
     this.#consecutiveFailures++
     this.#lastError = reason
     this.#circuit = 'open'
-    this.#retryAt = now + Math.min(maxCooldownMs, baseCooldownMs * 2 ** Math.min(this.#consecutiveFailures - 1, 16))
+    this.#retryAt = now + backoffDelayMs(this.#consecutiveFailures, { minMs: baseCooldownMs, maxMs: maxCooldownMs, jitter: 'none' })
   }
 
   /** Lower is better: expected latency, inflated by recent errors and by the calls it has in flight now. */

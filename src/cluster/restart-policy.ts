@@ -5,6 +5,8 @@
  * `windowMs` mean the deploy itself is broken (a bad build, a port taken), and looping on it
  * forever would only hide that from the orchestrator, which restarts a process that exits.
  */
+import { backoffDelayMs } from 'pocketnet-client'
+
 export interface RestartPolicyOptions {
   /** Deaths within `windowMs` that make the primary give up. Default 5. */
   maxCrashes?: number
@@ -49,6 +51,7 @@ export class RestartPolicy {
     while (this.#crashes.length > 0 && now - (this.#crashes[0] as number) >= this.windowMs) this.#crashes.shift()
     this.#crashes.push(now)
     if (this.#crashes.length >= this.maxCrashes) return undefined
-    return Math.min(this.#maxDelayMs, this.#firstDelayMs * 2 ** (this.#crashes.length - 1))
+    // No jitter: one primary restarts its own workers, nothing else comes back with them.
+    return backoffDelayMs(this.#crashes.length, { minMs: this.#firstDelayMs, maxMs: this.#maxDelayMs, jitter: 'none' })
   }
 }

@@ -4,6 +4,14 @@
  * the node announces. A socket that does not register in time, or that goes silent (no answer to
  * the keep-alive), is cut and reported lost: a stalled node looks exactly like that.
  *
+ * Its states, one socket's from its opening to its end (the socket keeper, socket-keeper.ts, has
+ * its own, across the sockets it opens one after another):
+ * - `registering`: opened; the watched address is sent once the connection is up, and the node's
+ *   `Registered` awaited for `connectTimeoutMs`;
+ * - `registered`: the node pushes its blocks; `0` goes out every `pingIntervalMs`, and a socket
+ *   silent for `silenceTimeoutMs` is cut;
+ * - `ended`: lost (told once to `onLost`) or closed by its owner (told to no one). Nothing after.
+ *
  * Timers and the clock are injected, so tests move time by hand.
  */
 import { WebSocket, type RawData } from 'ws'
@@ -45,10 +53,12 @@ function failure (err: Error & { code?: string }): string {
   return err.code ?? 'a WebSocket error'
 }
 
+export type NodeSocketState = 'registering' | 'registered' | 'ended'
+
 export class NodeSocket {
   readonly #options: NodeSocketOptions
   readonly #socket: WebSocket
-  #state: 'connecting' | 'registered' | 'done' = 'connecting'
+  #state: NodeSocketState = 'registering'
   #timer: TimerHandle | undefined
   #lastHeardAt: number
 
@@ -67,19 +77,19 @@ export class NodeSocket {
     socket.on('close', code => this.#lose(`${options.node} closed the WebSocket (code ${code})`))
   }
 
-  get registered (): boolean {
-    return this.#state === 'registered'
+  get state (): NodeSocketState {
+    return this.#state
   }
 
   /** Cuts the socket without reporting it lost. Idempotent. */
   close (): void {
-    if (this.#state === 'done') return
-    this.#state = 'done'
+    if (this.#state === 'ended') return
+    this.#state = 'ended'
     this.#end()
   }
 
   #onMessage (data: RawData, isBinary: boolean): void {
-    if (this.#state === 'done') return
+    if (this.#state === 'ended') return
     this.#lastHeardAt = this.#options.clock()
     if (isBinary) return
     const text = Array.isArray(data) ? Buffer.concat(data).toString('utf8') : Buffer.from(data as ArrayBuffer).toString('utf8')
@@ -92,14 +102,14 @@ export class NodeSocket {
     }
     switch (message.kind) {
       case 'registered':
-        if (this.#state !== 'connecting') return
+        if (this.#state !== 'registering') return
         this.#state = 'registered'
         this.#schedulePing()
         this.#options.onRegistered()
         return
       case 'refused':
         // Only a refused registration matters; later replies answer nothing we sent.
-        if (this.#state === 'connecting') this.#lose(`${this.#options.node} refused the registration (${message.result})`)
+        if (this.#state === 'registering') this.#lose(`${this.#options.node} refused the registration (${message.result})`)
         return
       case 'new-block':
         if (this.#state === 'registered') this.#options.onNewBlock(message.block)
@@ -125,8 +135,8 @@ export class NodeSocket {
   }
 
   #lose (message: string, cause?: unknown): void {
-    if (this.#state === 'done') return
-    this.#state = 'done'
+    if (this.#state === 'ended') return
+    this.#state = 'ended'
     this.#end()
     this.#options.onLost(new NodeEventError('EVENTS_ERR_SOCKET', message, { node: this.#options.node, ...(cause === undefined ? {} : { cause }) }))
   }

@@ -10,6 +10,7 @@
  * - A second connection carries subscriptions (a subscribed connection can send nothing else).
  */
 import { Redis } from 'ioredis'
+import { backoffDelayMs, type BackoffOptions } from '../backoff.js'
 
 export type RedisOutcome = 'ok' | 'error' | 'timeout' | 'skipped'
 
@@ -46,8 +47,8 @@ export type RedisScript<T> = (keys: string[], args: Array<string | number>, even
 
 const DEFAULT_TIMEOUT_MS = 100
 const DEFAULT_RETRY_AFTER_MS = 1000
-/** Reconnection delay after the n-th failed attempt: quick at first, then every two seconds. */
-const reconnectDelay = (attempt: number): number => Math.min(100 * attempt, 2000)
+/** Reconnection delay after the n-th failed attempt: quick at first (100 ms more each time), then every two seconds. */
+export const REDIS_RECONNECT_BACKOFF: BackoffOptions = { minMs: 100, maxMs: 2000, growth: 'linear', jitter: 'none' }
 
 export class RedisLink {
   readonly keyPrefix: string
@@ -79,7 +80,7 @@ export class RedisLink {
       connectTimeout: Math.max(timeoutMs, 1000),
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
-      retryStrategy: reconnectDelay,
+      retryStrategy: (attempt: number) => backoffDelayMs(attempt, REDIS_RECONNECT_BACKOFF),
       ...(url.protocol === 'rediss:' ? { tls: {} } : {}),
     })
     // Subscriptions wait for the connection (they are not on any request's path).

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { backoffDelayMs } from '../../../packages/pocketnet-client/events/backoff.js'
+import { backoffDelayMs } from '../../../packages/pocketnet-client/backoff.js'
 import { readNodeMessage } from '../../../packages/pocketnet-client/events/node-messages.js'
 import { blockHash, satoshi, wholeNumber } from '../../../packages/pocketnet-client/events/wire-values.js'
 
