@@ -3,8 +3,10 @@
  * from a first delay, doubling after each failure, capped, each delay moved at random by up to a
  * fraction either way (jitter, so that rows that failed together do not all come back at once),
  * and, with `maxAttempts`, given up once that many attempts failed. The one retry rule of every
- * outbox consumer (outbox-consumer.ts); each brings its own numbers.
+ * outbox consumer (outbox-consumer.ts); each brings its own numbers. The delays are
+ * pocketnet-client's backoffDelayMs, the one backoff of the client and the service.
  */
+import { backoffDelayMs } from 'pocketnet-client'
 
 export interface RetrySchedule {
   /** The delay after the first failure. */
@@ -41,12 +43,9 @@ export class RetryPolicy {
     return { giveUp: false, retryInMs: this.delayMs(attempts) }
   }
 
-  /** Milliseconds to wait after attempt `failedAttempt` (1, 2, 3 …) failed, jitter included. */
+  /** Milliseconds to wait after attempt `failedAttempt` (1, 2, 3 …) failed, jitter included: the one backoff of the client and the service. */
   delayMs (failedAttempt: number): number {
     const { firstDelayMs, maxDelayMs, jitter } = this.schedule
-    // Past 2^40 the cap has long been reached: the exponent stops there rather than overflow.
-    const doublings = Math.min(Math.max(0, failedAttempt - 1), 40)
-    const base = Math.min(firstDelayMs * 2 ** doublings, maxDelayMs)
-    return Math.round(base * (1 - jitter + 2 * jitter * this.#random()))
+    return backoffDelayMs(failedAttempt, { minMs: firstDelayMs, maxMs: maxDelayMs, jitter: { spread: jitter }, random: this.#random })
   }
 }

@@ -11,7 +11,7 @@
  * restart reads the chain back from (chain-cursor.ts). A sighting that could not be written holds
  * the cursor back until it is.
  */
-import type { BlockPosition, ChainEvent } from 'pocketnet-client'
+import { CoalescingRun, type BlockPosition, type ChainEvent } from 'pocketnet-client'
 import type { PaymentSightings } from './payment-sightings.js'
 import type { PaymentsService } from './payments-service.js'
 import type { WatcherTurn } from './watcher-turn.js'
@@ -39,9 +39,9 @@ export class ChainWatcher {
   readonly #failed: (err: Error) => void
   readonly #onBlockHandled: (block: BlockPosition) => Promise<void>
   /** The re-check running, or resolved. */
-  #work: Promise<void> = Promise.resolve()
+  /** The re-checks: one at a time, one more after it when asked meanwhile. */
+  readonly #rechecks: CoalescingRun
   /** A re-check is queued behind the one running (its tip is the newest noted). */
-  #queued = false
   #tip: number | undefined
   #closed = false
   /** The last block reported, whose payments are still coming. */
@@ -61,6 +61,10 @@ export class ChainWatcher {
     this.#sighted = options.sighted
     this.#failed = options.failed
     this.#onBlockHandled = options.onBlockHandled ?? (async () => {})
+    this.#rechecks = new CoalescingRun(async () => {
+      // The turn may have passed to another instance while this waited.
+      if (!this.#closed && this.#turn.held) await this.#payments.onBlock(this.#tip)
+    }, { onError: err => { this.#failed(err as Error) } })
   }
 
   onChainEvent (event: ChainEvent): void {
@@ -106,27 +110,17 @@ export class ChainWatcher {
    * block, and when this instance takes the watcher's turn (what the last holder may have missed).
    */
   recheck (): void {
-    if (this.#closed || this.#queued) return
-    this.#queued = true
-    this.#work = this.#work.then(async () => {
-      this.#queued = false
-      // The turn may have passed to another instance while this waited.
-      if (!this.#closed && this.#turn.held) await this.#payments.onBlock(this.#tip)
-    }).catch(this.#failed)
+    if (!this.#closed) this.#rechecks.request()
   }
 
   /** Stops reacting; resolves once the re-check running, if any, has ended. */
   async close (): Promise<void> {
     this.#closed = true
-    await Promise.all([this.#work, this.#noted, this.#recording])
+    await Promise.all([this.#rechecks.close(), this.#noted, this.#recording])
   }
 
   /** Resolves once no re-check runs or waits (tests). */
-  async whenIdle (): Promise<void> {
-    let work: Promise<void>
-    do {
-      work = this.#work
-      await work
-    } while (work !== this.#work)
+  whenIdle (): Promise<void> {
+    return this.#rechecks.whenIdle()
   }
 }

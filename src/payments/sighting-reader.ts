@@ -9,7 +9,7 @@
  * when the next retry falls due, and at least every `pollMs` (sightings another instance noted,
  * leases that lapsed).
  */
-import { backoffDelayMs, REAL_TIMERS, type TimerHandle, type Timers } from 'pocketnet-client'
+import { backoffDelayMs, CoalescingRun, REAL_TIMERS, type TimerHandle, type Timers } from 'pocketnet-client'
 import type { PaymentSightings } from './payment-sightings.js'
 
 /** What reading one txid found: the node's answer was recorded, or the node does not know it (yet). */
@@ -54,8 +54,10 @@ export class SightingReader {
   readonly #concurrency: number
   readonly #pollMs: number
   readonly #unknownForgetMs: number
-  #running: Promise<void> | undefined
-  #again = false
+  /** The passes: one at a time, one more after it when woken meanwhile. */
+  readonly #passes: CoalescingRun
+  /** How long the last pass said to sleep. */
+  #sleepMs = 0
   #stopped = false
   #timer: TimerHandle | undefined
   /** Reads that failed since the reader started: counted in the metrics. */
@@ -71,28 +73,22 @@ export class SightingReader {
     this.#concurrency = options.concurrency ?? 4
     this.#pollMs = options.pollMs ?? 60_000
     this.#unknownForgetMs = options.unknownForgetMs ?? 86_400_000
+    this.#passes = new CoalescingRun(async () => { this.#sleepMs = await this.#pass() }, {
+      onIdle: () => { this.#timer = this.#timers.setTimeout(() => { this.wake() }, this.#sleepMs) },
+    })
   }
 
   /** Reads what is due now, then sleeps until the next retry falls due; called during a pass, another follows it. */
   wake (): void {
     if (this.#stopped) return
-    if (this.#running !== undefined) {
-      this.#again = true
-      return
-    }
     this.#timers.clearTimeout(this.#timer)
     this.#timer = undefined
-    this.#running = this.#pass().then(sleepMs => {
-      this.#running = undefined
-      if (this.#stopped) return
-      if (this.#again) this.wake()
-      else this.#timer = this.#timers.setTimeout(() => { this.wake() }, sleepMs)
-    })
+    this.#passes.request()
   }
 
   /** Resolves once no pass runs (tests: before moving the clock). */
-  async whenIdle (): Promise<void> {
-    while (this.#running !== undefined) await this.#running
+  whenIdle (): Promise<void> {
+    return this.#passes.whenIdle()
   }
 
   /** Stops: no new read; the ones in flight end, and what is left is read after the next start. */
@@ -100,13 +96,12 @@ export class SightingReader {
     this.#stopped = true
     this.#timers.clearTimeout(this.#timer)
     this.#timer = undefined
-    await this.whenIdle()
+    await this.#passes.close()
   }
 
   /** Reads what is due; how long to sleep after. Never throws. */
   async #pass (): Promise<number> {
     try {
-      this.#again = false
       for (;;) {
         if (this.#stopped) return this.#pollMs
         const claimed = await this.#sightings.claim(this.#concurrency, LEASE_MS)
