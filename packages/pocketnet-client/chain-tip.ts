@@ -23,17 +23,17 @@
 
 export type ChainStanding = 'in-step' | 'lagging' | 'ahead'
 
-export interface ChainTip {
+export interface AgreedTip {
   /** The agreed height, or undefined while no node reports one. */
   height: number | undefined
   /** Whether at least two present nodes are in step with `height`. */
   corroborated: boolean
 }
 
-export const NO_TIP: ChainTip = { height: undefined, corroborated: false }
+export const NO_TIP: AgreedTip = { height: undefined, corroborated: false }
 
 /** The tip that `heights` (one present report per node) agree on. */
-export function agreedTip (heights: readonly number[], maxLagBlocks: number): ChainTip {
+export function agreedTip (heights: readonly number[], maxLagBlocks: number): AgreedTip {
   if (heights.length === 0) return NO_TIP
   let highest = -Infinity
   let second = -Infinity
@@ -52,7 +52,7 @@ export function agreedTip (heights: readonly number[], maxLagBlocks: number): Ch
 }
 
 /** Where a node reporting `height` stands against `tip`; a node that has not reported is in step until it does. */
-export function standingOf (height: number | undefined, tip: ChainTip, maxLagBlocks: number): ChainStanding {
+export function standingOf (height: number | undefined, tip: AgreedTip, maxLagBlocks: number): ChainStanding {
   if (height === undefined || tip.height === undefined) return 'in-step'
   if (tip.height - height > maxLagBlocks) return 'lagging'
   if (tip.corroborated && height - tip.height > maxLagBlocks) return 'ahead'

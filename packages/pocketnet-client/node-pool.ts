@@ -26,7 +26,7 @@
  *   would not do) goes there only if it is usable, and neither fails over nor hedges.
  */
 import { Cancel } from './cancel.js'
-import { agreedTip, NO_TIP, standingOf, type ChainStanding, type ChainTip } from './chain-tip.js'
+import { agreedTip, NO_TIP, standingOf, type ChainStanding, type AgreedTip } from './chain-tip.js'
 import { RpcClosedError, RpcNodeError, RpcOverloadedError, RpcTimeoutError, RpcUnavailableError, isRpcClientError, type RpcClientError } from './errors.js'
 import { getnodeinfo, type NodeInfo } from './methods/getnodeinfo.js'
 import { DEFAULT_HEALTH_POLICY, LatencyWindow, NodeHealth, type CircuitState } from './node-health.js'
@@ -395,7 +395,7 @@ export class NodePool {
   readonly #host: CallHost
   #closed = false
   #probeTimer: TimerHandle | undefined
-  #tip: ChainTip = NO_TIP
+  #tip: AgreedTip = NO_TIP
 
   constructor (options: PoolOptions) {
     this.#options = options

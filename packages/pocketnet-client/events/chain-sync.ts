@@ -22,7 +22,7 @@
 import type { ChainEvent } from './chain-event.js'
 import { blockActivity, type Interest } from './block-notifications.js'
 import { NodeEventError } from './errors.js'
-import { FollowedChain, type BlockRef, type ChainTip } from './followed-chain.js'
+import { FollowedChain, type BlockRef, type LastReported } from './followed-chain.js'
 import type { ResolvedSourceOptions } from './source-options.js'
 import { blockHash, wholeNumber } from './wire-values.js'
 import { CoalescingRun } from '../coalescing-run.js'
@@ -125,7 +125,7 @@ export class ChainSync {
   }
 
   /** The last block reported. */
-  get tip (): ChainTip | undefined {
+  get tip (): LastReported | undefined {
     return this.#chain.tip
   }
 

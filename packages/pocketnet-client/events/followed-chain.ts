@@ -21,7 +21,7 @@ export interface BlockRef extends BlockPosition {
 }
 
 /** The last height reported; its hash is unknown after a skip over more blocks than can be read back. */
-export interface ChainTip {
+export interface LastReported {
   height: number
   blockHash: string | undefined
 }
@@ -35,7 +35,7 @@ export type Comparison =
 export class FollowedChain {
   readonly #capacity: number
   readonly #hashes = new Map<number, string>()
-  #tip: ChainTip | undefined
+  #tip: LastReported | undefined
   #changes = 0
 
   /** `capacity`: how many recent heights to remember (how deep a re-org can be told apart). */
@@ -43,7 +43,7 @@ export class FollowedChain {
     this.#capacity = capacity
   }
 
-  get tip (): ChainTip | undefined {
+  get tip (): LastReported | undefined {
     return this.#tip
   }
 
@@ -63,7 +63,7 @@ export class FollowedChain {
   }
 
   /** Starts over from `tip` (a resume point, or the height after a skip), forgetting the rest. */
-  reset (tip: ChainTip): void {
+  reset (tip: LastReported): void {
     this.#hashes.clear()
     this.#changes++
     this.#tip = { ...tip }
