@@ -1,7 +1,7 @@
 /**
  * `npm run bench:payments`: issue #26's benchmark, in one run. The service as `buildApp` makes
  * it, in this process (the benchmark calls `app.payments` and hears its events directly), with
- * payments on, its embedded store (PGlite) in a temporary DATA_DIR and the chain followed through
+ * payments on, its embedded store (PGlite) in a temporary DATA_DIR and the chain reported through
  * the node's WebSocket (EVENTS_INGEST); the node is the emulator, in a process of its own, paid
  * and mined through a small control server of its own (`--emulator` below). On two CPUs or more
  * the service runs on the server CPU and the emulator on the load CPU (bench/harness.ts).

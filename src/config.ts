@@ -12,7 +12,7 @@ const REDIS_URL_RULE = 'empty (no Redis), or redis://[user:password@]host[:port]
 const METRICS_TOKEN_RULE = 'empty (GET /metrics open to anyone who reaches the port, rate limited), or a secret of at least 16 visible ASCII characters, no spaces, that scrapers send as Authorization: Bearer <token>'
 const PAYMENT_WEBHOOK_URL_RULE = 'empty (no webhooks), or the http(s):// URL that receives the payment events (needs PAYMENT_ADDRESS and PAYMENT_WEBHOOK_SECRET)'
 const PAYMENT_WEBHOOK_SECRET_RULE = 'a secret of at least 32 visible ASCII characters, no spaces, that signs each webhook (HMAC-SHA256); required with PAYMENT_WEBHOOK_URL'
-const EVENTS_INGEST_LEASE_RULE = '0 (no lease: with REDIS_URL every instance follows the chain itself) or an integer from 1000 to 600000 (milliseconds the ingest lease outlives its holder; renewed every third of it)'
+const EVENTS_INGEST_LEASE_RULE = '0 (no lease: with REDIS_URL every instance ingests the chain itself) or an integer from 1000 to 600000 (milliseconds the ingest lease outlives its holder; renewed every third of it)'
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
 
 /** A whole number within `range` (pocketnet-client's, for the client's options: one source for both). */
@@ -85,7 +85,7 @@ export const ConfigSchema = Type.Object({
   PAYMENT_TIP_RATE_LIMIT_MAX: integer({ default: 10, min: 1, max: 1_000_000 }, ' (tips one client may create per minute; past it 429)'),
   PAYMENT_TIPS_MAX_OPEN: integer({ default: 10_000, min: 1, max: 100_000_000 }, ' (invoices open to payment at once past which tips answer 503)'),
   PAYMENT_TIP_EXPIRY_WEBHOOKS: Type.Boolean({ default: false, description: 'true or false: a tip that expires unpaid is told to the webhook too' }),
-  EVENTS_INGEST: Type.Boolean({ default: true, description: 'true or false: follow the chain for the event stream (one node WebSocket per process; with REDIS_URL, one for all instances)' }),
+  EVENTS_INGEST: Type.Boolean({ default: true, description: 'true or false: ingest the chain for the event stream (one node WebSocket per process; with REDIS_URL, one for all instances)' }),
   EVENTS_INGEST_LEASE_MS: Type.Integer({ minimum: 0, maximum: 600_000, default: 10_000, description: EVENTS_INGEST_LEASE_RULE }),
   EVENTS_RETAIN: integer({ default: 1000, min: 0, max: 1_000_000 }, ' (events kept for replay)'),
   EVENTS_RETAIN_S: integer({ default: 3600, min: 0, max: 86_400 }, ' (seconds an event is kept for replay)'),

@@ -1,6 +1,6 @@
 /**
  * The public methods that read the chain's blocks and what they carried, for a client that
- * follows the chain or catches up after a gap (docs/node-events.md, "Catching up"):
+ * ingests the chain or catches up after a gap (docs/node-events.md, "Catching up"):
  * `getlastblocks`, `getcompactblock`, `getnotifications` and `getmissedinfo`, with the node's
  * parameter rules and answer shapes.
  */

@@ -7,7 +7,7 @@
  *   shared). Errors are never kept.
  * - Bounded by entries and by bytes (the size of the node's answer), so that endless unique
  *   keys cannot grow memory.
- * - Methods whose answer follows the chain tip are dropped when the pool sees a new block.
+ * - Methods whose answer depends on the chain tip are dropped when the pool sees a new block.
  * - With `serveStale`, an answer past its time to live is still given, for as long again,
  *   while one refresh runs in the background: a popular key never makes its callers wait.
  * - A caller that gives up does not cancel the upstream call for the others.
@@ -160,7 +160,7 @@ export class ResultCache {
     return true
   }
 
-  /** Drops the answers that follow the chain tip. */
+  /** Drops the answers that depend on the chain tip. */
   onNewBlock (): void {
     this.#blocks++
     for (const key of this.#lru.keys()) {

@@ -161,7 +161,7 @@ export class PocketNetProxyApi {
 
   /**
    * Tells the client that a block of `height` connected, as a node event source saw it
-   * (packages/pocketnet-client/events/) or the pool's probes did: answers that follow the chain tip
+   * (packages/pocketnet-client/events/) or the pool's probes did: answers that depend on the chain tip
    * (getnodeinfo, getuserprofile) are dropped at once, the first time a height is seen, rather than
    * at the next probe. Dropping is all it does: which height the nodes agree on stays the pool's to
    * decide.

@@ -98,7 +98,7 @@ export interface ClientOptions {
    * {@link DEFAULT_CACHE_TTL_MS}, others 0); at most `maxEntries` (10000) entries and
    * `maxBytes` (64 MiB) of answers. With `serveStale` (default true) an answer past its time to
    * live is still given, for as long again, while one refresh runs in the background; answers
-   * that follow the chain tip go at a new block all the same. Identical calls in flight always
+   * that depend on the chain tip go at a new block all the same. Identical calls in flight always
    * share one upstream call.
    */
   cache?: { ttlMs?: Record<string, number>, maxEntries?: number, maxBytes?: number, serveStale?: boolean }

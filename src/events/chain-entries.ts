@@ -1,5 +1,5 @@
 /**
- * Chain events and the entries of the event log, both ways. The instance that follows the chain
+ * Chain events and the entries of the event log, both ways. The instance that ingests the chain
  * puts each chain event on its topics (`ChainEntries`, which the hub's ingest uses); the others
  * get only the entries through the shared log, and turn them back into the chain event
  * (`chainEventOfEntry`), so that the service's own listeners (payments) hear every chain event on

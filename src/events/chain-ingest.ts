@@ -1,5 +1,5 @@
 /**
- * This instance following the chain for the hub: pocketnet-client's node event source (one node
+ * This instance ingesting the chain for the hub: pocketnet-client's node event source (one node
  * WebSocket, at most two calls per block), started and stopped as the ingest lease's state says
  * (plugin.ts), or for good without REDIS_URL. A source started after another instance's (a lease
  * taken over, or unreachable) resumes from the last block heard here, or from the last one the holders noted in
@@ -61,12 +61,12 @@ export class ChainIngest {
     this.#options = options
   }
 
-  /** Whether a source follows the chain now. */
+  /** Whether a source ingests the chain now. */
   get running (): boolean {
     return this.#source !== undefined
   }
 
-  /** Follows the chain, once the client exists; while no node answers, tries again later. Idempotent. */
+  /** Ingests the chain, once the client exists; while no node answers, tries again later. Idempotent. */
   start (): void {
     if (this.#wanted) return
     this.#wanted = true
@@ -74,7 +74,7 @@ export class ChainIngest {
     this.#begin(generation)
   }
 
-  /** Stops following the chain; resolves once the source is closed. Idempotent. */
+  /** Stops ingesting the chain; resolves once the source is closed. Idempotent. */
   async stop (): Promise<void> {
     this.#wanted = false
     this.#generation++

@@ -10,7 +10,7 @@
  *   gains its first subscriber or loses its last, and refreshes its entry every third of a lease;
  *   a set found out of step (expired, Redis restarted empty, a write whose answer was lost) is
  *   written whole again. A change is announced on a channel with the instance's id.
- * - The instance that follows the chain reads the index every third of a lease, and the set of
+ * - The instance that ingests the chain reads the index every third of a lease, and the set of
  *   each instance whose token it has not read yet, or that announced a change: the periodic read
  *   costs a few bytes per instance, a set is read only when it changed. The addresses and posts
  *   of interest are the union, kept in memory between reads (the ingest asks once per block).
@@ -149,7 +149,7 @@ export class ClusterInterests {
     this.#writer.request()
   }
 
-  /** Reads the other instances' interests from now on (this instance follows the chain for all), or stops and forgets them. */
+  /** Reads the other instances' interests from now on (this instance ingests the chain for all), or stops and forgets them. */
   setReading (reading: boolean): void {
     if (reading === this.#reading) return
     this.#reading = reading
@@ -221,7 +221,7 @@ export class ClusterInterests {
     for (const address of addresses) members.add(memberOf('a', address))
     for (const content of contents) members.add(memberOf('c', content))
     if (members.size <= MAX_PER_INSTANCE) return members
-    this.#truncated(`this instance follows more than ${MAX_PER_INSTANCE} addresses and posts: the rest are followed only while it follows the chain itself`)
+    this.#truncated(`this instance follows more than ${MAX_PER_INSTANCE} addresses and posts: the rest are followed only while it ingests the chain itself`)
     return new Set([...members].slice(0, MAX_PER_INSTANCE))
   }
 

@@ -70,7 +70,7 @@ export function registerEventMetrics (registry: Registry, hub: EventHub, streams
   })
   const reorgs = new Counter({
     name: 'events_chain_reorgs_total',
-    help: 'Re-orgs the ingest reported, by what showed them: resume (the block it resumed from, such as the payments cursor, is not on the node\'s chain), node-report (a node\'s getnodeinfo gave another tip than the chain followed), new-blocks (reading new blocks)',
+    help: 'Re-orgs the ingest reported, by what showed them: resume (the block it resumed from, such as the payments cursor, is not on the node\'s chain), node-report (a node\'s getnodeinfo gave another tip than the chain reported), new-blocks (reading new blocks)',
     labelNames: ['found'],
     registers: [registry],
     collect () {
@@ -81,7 +81,7 @@ export function registerEventMetrics (registry: Registry, hub: EventHub, streams
     },
   })
   if (lease !== undefined) {
-    new Gauge({ name: 'events_ingest_lease_held', help: '1 while this instance holds the ingest lease and follows the chain for every instance on the same Redis', registers: [registry], collect () { this.set(lease.held() ? 1 : 0) } }) // eslint-disable-line no-new
+    new Gauge({ name: 'events_ingest_lease_held', help: '1 while this instance holds the ingest lease and ingests the chain for every instance on the same Redis', registers: [registry], collect () { this.set(lease.held() ? 1 : 0) } }) // eslint-disable-line no-new
     countedFrom(registry, 'events_ingest_lease_changes_total', 'Times this instance took the ingest lease or lost it', lease.changes)
     new Gauge({ name: 'events_ingest_followed_for_others', help: 'Addresses and posts this instance follows for subscribers on the other instances (while it holds the ingest lease)', registers: [registry], collect () { this.set(lease.othersFollowed()) } }) // eslint-disable-line no-new
   }

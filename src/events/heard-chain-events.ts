@@ -1,7 +1,7 @@
 /**
  * The chain events this instance has handed to its listeners lately, so that each is heard once
  * although it may come twice: from this instance's own ingest and from the shared log (another
- * instance ingested it too, while both followed the chain), or from the shared log after a
+ * instance ingested it too, while both ingested the chain), or from the shared log after a
  * hand-over of the ingest. Kept by block, for the last blocks heard (far more than a catch-up
  * reads back), however many events a block has.
  *

@@ -12,7 +12,7 @@
  * instance ingested comes back as an entry: it is turned back into the chain event for this
  * instance's listeners (chain-entries.ts), each heard once whichever way it came.
  *
- * With REDIS_URL only one instance follows the chain at a time (the ingest lease: src/lease/lease.ts): it follows what
+ * With REDIS_URL only one instance ingests the chain at a time (the ingest lease: src/lease/lease.ts): it follows what
  * subscribers on every instance want, which `interests.useCluster` adds to this instance's own.
  */
 import type { BlockPosition, ChainEvent } from 'pocketnet-client'

@@ -2,7 +2,7 @@
  * What the chain ingest must read for: the addresses (payments to them, their users' own
  * notifications) and the posts (comments, scores) that someone follows now. Known from the hub's
  * topics with subscribers, from the service's own needs (`add`: the payments' receivers), and,
- * while this instance follows the chain for every instance (REDIS_URL), from what the others'
+ * while this instance ingests the chain for every instance (REDIS_URL), from what the others'
  * subscribers follow (`useCluster`, cluster-interests.ts).
  */
 import { topicParts, type Topic } from './topics.js'
@@ -57,19 +57,19 @@ export class Interests {
     }
   }
 
-  /** Adds what the other instances follow to addresses() and contents(), while this one follows the chain for all; undefined stops it. */
+  /** Adds what the other instances follow to addresses() and contents(), while this one ingests the chain for all; undefined stops it. */
   useCluster (others: (() => Followed) | undefined): void {
     this.#cluster = others
   }
 
-  /** Addresses followed now: on this instance, and on every instance while this one follows the chain for all. */
+  /** Addresses followed now: on this instance, and on every instance while this one ingests the chain for all. */
   addresses (): string[] {
     const addresses = this.local().addresses
     const cluster = this.#cluster?.()
     return cluster === undefined ? addresses : [...new Set([...addresses, ...cluster.addresses])]
   }
 
-  /** Posts followed now: on this instance, and on every instance while this one follows the chain for all. */
+  /** Posts followed now: on this instance, and on every instance while this one ingests the chain for all. */
   contents (): string[] {
     const contents = this.local().contents
     const cluster = this.#cluster?.()

@@ -5,10 +5,10 @@
  *
  * With REDIS_URL the hub shares its events with every instance on the same Redis (shared-log.ts):
  * published on one, delivered on all, replayed by any. Only the instance holding the ingest lease
- * (the lease `events:ingest` in Redis, src/lease/lease.ts) follows the chain, for the addresses
+ * (the lease `events:ingest` in Redis, src/lease/lease.ts) ingests the chain, for the addresses
  * and posts followed on every instance (cluster-interests.ts); where it is held elsewhere, the
  * chain events come from the shared log, for the listeners too. While the lease is unreachable
- * (Redis has not answered for a whole lease), each instance follows the chain for itself. With
+ * (Redis has not answered for a whole lease), each instance ingests the chain for itself. With
  * EVENTS_INGEST=false the hub carries only what the app publishes, and what other instances share.
  */
 import { randomUUID } from 'node:crypto'
@@ -24,11 +24,11 @@ import { ResumeBlock } from './resume-block.js'
 import { SharedEventLog } from './shared-log.js'
 import { StreamRegistry } from './streams.js'
 
-/** Who follows the chain for this instance. */
+/** Who ingests the chain for this instance. */
 export interface IngestStatus {
   /**
    * The ingest lease's state (src/lease/lease.ts); `none` when this instance runs no lease: without
-   * REDIS_URL or with EVENTS_INGEST_LEASE_MS=0 it follows the chain for itself, with
+   * REDIS_URL or with EVENTS_INGEST_LEASE_MS=0 it ingests the chain for itself, with
    * EVENTS_INGEST=false it follows nothing.
    */
   readonly lease: LeaseState | 'none'
@@ -51,8 +51,8 @@ const SHARED_CATCH_UP_MS = 1000
 const INGEST_LEASE = 'events:ingest'
 
 /**
- * Whether an instance follows the chain in `state` of the ingest lease: when it holds it, and
- * when it is unreachable (each instance then follows the chain for itself, as without REDIS_URL).
+ * Whether an instance ingests the chain in `state` of the ingest lease: when it holds it, and
+ * when it is unreachable (each instance then ingests the chain for itself, as without REDIS_URL).
  */
 const followsChain = (state: LeaseState): boolean => state === 'held' || state === 'unreachable'
 
@@ -103,7 +103,7 @@ export default fp<EventsPluginOptions>(async (app, { now = Date.now, timers = RE
     }
     catchUp = timers.setTimeout(check, SHARED_CATCH_UP_MS)
   }
-  // With the lease, what this instance follows is written whether or not it may follow the chain: whoever does follows it too.
+  // With the lease, what this instance follows is written whether or not it may ingest the chain: whoever does follows it too.
   if (link !== undefined && leaseMs > 0) {
     const cluster = interests = new ClusterInterests(link, {
       instanceId,
@@ -127,7 +127,7 @@ export default fp<EventsPluginOptions>(async (app, { now = Date.now, timers = RE
     onNoNode: (err, retryMs) => app.log.warn({ code: (err as { code?: unknown }).code }, `Chain events wait for a node: ${err.message}; trying again in ${retryMs / 1000} s`),
   })
 
-  // EVENTS_INGEST_LEASE_MS=0: every instance follows the chain itself, and the shared log keeps each event once.
+  // EVENTS_INGEST_LEASE_MS=0: every instance ingests the chain itself, and the shared log keeps each event once.
   if (config.EVENTS_INGEST && link !== undefined && leaseMs > 0) {
     // What a new holder resumes from is of no use once its events are no longer kept.
     resumeBlock = new ResumeBlock(link, Math.max(leaseMs, config.EVENTS_RETAIN_S * 1000))
@@ -145,8 +145,8 @@ export default fp<EventsPluginOptions>(async (app, { now = Date.now, timers = RE
         const following = followsChain(state)
         interests?.setReading(following)
         hub.interests.useCluster(following ? interests?.others : undefined)
-        if (state === 'unreachable') app.log.warn('Chain events: the ingest lease is unreachable (Redis has not answered for a whole lease): this instance follows the chain for itself until Redis is back')
-        else if (state === 'held') app.log.info('Chain events: this instance holds the ingest lease and follows the chain for every instance')
+        if (state === 'unreachable') app.log.warn('Chain events: the ingest lease is unreachable (Redis has not answered for a whole lease): this instance ingests the chain for itself until Redis is back')
+        else if (state === 'held') app.log.info('Chain events: this instance holds the ingest lease and ingests the chain for every instance')
         else if (previous !== 'waiting') app.log.info('Chain events: the ingest lease is held elsewhere: this instance\'s chain events come from the shared log')
         if (closing) return
         if (following) ingest.start()

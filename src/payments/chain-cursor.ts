@@ -1,7 +1,7 @@
 /**
  * Where the payments watcher is on the chain, in the database: the last block it handled. The event
  * ingest resumes from it at start (pocketnet-client's `resumeFrom`, up to its catch-up bound), so
- * blocks mined while no instance followed the chain are read back and their payments to the
+ * blocks mined while no instance ingested the chain are read back and their payments to the
  * receiver found, not left for the front-end to report.
  */
 import type { BlockPosition } from 'pocketnet-client'

@@ -71,7 +71,7 @@ export default fp<PaymentsPluginOptions>(async (app, { now = Date.now, timers = 
   const receivers = [config.PAYMENT_ADDRESS]
   app.events.interests.add(() => receivers)
   // A restart reads the chain back from the last block whose payments were checked: the events
-  // wait for the database before they follow the chain, so none reaches the watcher before it is.
+  // wait for the database before they ingest the chain, so none reaches the watcher before it is.
   app.events.useDurablePosition(async () => await (await watching).cursor.read())
   // Chain events another instance ingested can come sooner (the shared log): kept until then.
   const early: ChainEvent[] = []

@@ -82,6 +82,6 @@ describe('the node event source on a real node', () => {
     assert.deepEqual(blocks(events.slice(events.indexOf(reorg as ChainEvent) + 1)).map(event => [event.height, event.blockHash]), [[height, replaced.hash]])
     assert.deepEqual(await bestBlock(), replaced, 'no block above it was needed')
     assert.deepEqual(source.stats().reorgsFound, { resume: 0, 'node-report': 1, 'new-blocks': 0 })
-    assert.match(errors.find(err => err.code === 'EVENTS_ERR_OFF_CHAIN')?.message ?? '', new RegExp(`^A node reports another tip than the chain followed: block ${height} is ${replaced.hash} on the node's chain, not ${old.blockHash}\\.`))
+    assert.match(errors.find(err => err.code === 'EVENTS_ERR_OFF_CHAIN')?.message ?? '', new RegExp(`^A node reports another tip than the chain reported: block ${height} is ${replaced.hash} on the node's chain, not ${old.blockHash}\\.`))
   })
 })

@@ -65,7 +65,7 @@ before(async () => {
     },
     extend: app => mountDemoWallet(app, { emulatorUrl: node.url }),
   })
-  await waitFor('the watcher to follow the chain', () => {
+  await waitFor('the watcher to ingest the chain', () => {
     const reported = service.app.events.since(`${service.app.events.lastId.split('-')[0] as string}-0`, new Set(['blocks']))
     return reported !== 'gap' && reported.length > 0
   })

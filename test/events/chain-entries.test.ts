@@ -68,7 +68,7 @@ describe('chain events through shared entries', () => {
     const other = hub()
     const heard: ChainEvent[] = []
     other.onChainEvent(event => heard.push(event))
-    // The block arrives by its own ingest first (both followed the chain for a while), then from the shared log.
+    // The block arrives by its own ingest first (both ingested the chain for a while), then from the shared log.
     other.ingest(EVENTS[0] as ChainEvent)
     for (const event of delivered) other.deliverShared(entry(event))
     assert.deepEqual(heard, EVENTS, 'each once, in order')

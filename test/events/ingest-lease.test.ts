@@ -52,7 +52,7 @@ function drive (what: string, instances: Instance[], condition: () => boolean): 
   })
 }
 
-/** A holder (started first, so it takes the lease) and another instance, once the holder follows the chain. */
+/** A holder (started first, so it takes the lease) and another instance, once the holder ingests the chain. */
 async function holderAndOther (t: WithAfter) {
   const [redis, node] = await Promise.all([startRedis(t), startEmulator(t)])
   const holder = await instance(t, redis, node)
@@ -143,7 +143,7 @@ describe('one node socket for every instance (the ingest lease)', () => {
 
     await holder.app.close()
     await waitFor('the holder\'s socket to close', () => node.webSocket.connections === 0)
-    // Nobody follows the chain now: without a resume point these would be skipped (the new holder would start at the tip).
+    // Nobody ingests the chain now: without a resume point these would be skipped (the new holder would start at the tip).
     node.mineBlock()
     node.mineBlock()
     await drive('the other to take the lease', [other], () => other.app.eventIngest.lease === 'held')
@@ -158,7 +158,7 @@ describe('one node socket for every instance (the ingest lease)', () => {
     assert.deepEqual(blocks(stream.frames), [tip + 1, tip + 2, tip + 3])
   })
 
-  it('follows the chain on every instance while Redis is away, and on one again once it is back', async (t) => {
+  it('ingests the chain on every instance while Redis is away, and on one again once it is back', async (t) => {
     const { redis, node, holder, other } = await holderAndOther(t)
     const onHolder = await openStream(t, `${holder.url}/api/events?topics=blocks`)
     const onOther = await openStream(t, `${other.url}/api/events?topics=blocks`)
@@ -167,7 +167,7 @@ describe('one node socket for every instance (the ingest lease)', () => {
     await onOther.until('a shared block', frames => blocks(frames).includes(first))
 
     await redis.kill()
-    await drive('the lease to be unreachable, and both instances to follow the chain', [holder, other],
+    await drive('the lease to be unreachable, and both instances to ingest the chain', [holder, other],
       () => holder.app.eventIngest.lease === 'unreachable' && other.app.eventIngest.lease === 'unreachable' && node.webSocket.connections === 2)
     // The other's source starts from the last block it heard.
     await waitFor('the other\'s socket to register', () => node.webSocket.registrations().length === 2)
@@ -194,11 +194,11 @@ describe('one node socket for every instance (the ingest lease)', () => {
     assert.deepEqual(held.sort(), [0, 1])
   })
 
-  it('with the lease off, lets every instance follow the chain, and still keeps each block once on every stream and listener', async (t) => {
+  it('with the lease off, lets every instance ingest the chain, and still keeps each block once on every stream and listener', async (t) => {
     const [redis, node] = await Promise.all([startRedis(t), startEmulator(t)])
     const [a, b] = await Promise.all([instance(t, redis, node, 0), instance(t, redis, node, 0)])
     assert.deepEqual([a.app.eventIngest.lease, b.app.eventIngest.lease], ['none', 'none'])
-    await waitFor('both to follow the chain', () => [a, b].every(({ app }) => app.events.lastBlock?.height === node.height) && node.webSocket.registrations().length === 2)
+    await waitFor('both to ingest the chain', () => [a, b].every(({ app }) => app.events.lastBlock?.height === node.height) && node.webSocket.registrations().length === 2)
     const streams = await Promise.all([a, b].map(({ url }) => openStream(t, `${url}/api/events?topics=blocks,app:mark`)))
     node.mineBlock()
     await waitFor('both ingests to report the block', () => [a, b].every(({ heard }) => heardBlocks(heard).includes(node.height)))

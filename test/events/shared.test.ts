@@ -123,7 +123,7 @@ describe('the event stream across instances (REDIS_URL)', () => {
         await new Promise(resolve => setTimeout(resolve, 5))
       }
     }
-    // Until both instances follow the chain (each reports the tip once, the second as a duplicate).
+    // Until both instances ingest the chain (each reports the tip once, the second as a duplicate).
     const before = await reports('both ingests to report the tip', 2)
     node.mineBlock()
     await reports('both ingests to report the block', before + 2)

@@ -45,7 +45,7 @@ async function service (t: WithAfter, demo = false): Promise<{ node: Emulator, a
     // As `npm run demo` has them: a signer and a wallet for a plain browser.
     ...(demo ? { extend: (fastify) => { mountDemoWallet(fastify, { emulatorUrl: node.url }); mountDemoSigner(fastify, { appId: APP_ID }) } } : {}),
   })
-  await waitFor('the service to follow the chain', () => app.app.events.lastId.split('-')[1] !== '0')
+  await waitFor('the service to ingest the chain', () => app.app.events.lastId.split('-')[1] !== '0')
   return { node, app }
 }
 

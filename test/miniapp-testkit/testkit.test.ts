@@ -50,7 +50,7 @@ async function serviceOn (t: WithAfter, devnode: Devnode): Promise<TestApp> {
       EVENTS_POLL_WAIT_MS: '2000',
     },
   })
-  await waitFor('the service to follow the chain', () => app.app.events.lastId.split('-')[1] !== '0')
+  await waitFor('the service to ingest the chain', () => app.app.events.lastId.split('-')[1] !== '0')
   return app
 }
 

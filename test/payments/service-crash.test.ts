@@ -86,7 +86,7 @@ describe('a kill -9 of the service between seen and confirmed', () => {
 
     first.child.kill('SIGKILL')
     assert.deepEqual(await first.exited, { code: null, signal: 'SIGKILL' })
-    // The confirming block comes while no service follows the chain.
+    // The confirming block comes while no service ingests the chain.
     node.mineBlock()
 
     const second = startService(t, env)
@@ -113,7 +113,7 @@ describe('a kill -9 of the service between seen and confirmed', () => {
     const first = startService(t, env)
     const url = await listeningUrl(first)
     const invoice = ((await (await fetch(`${url}/api/payments/tips`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ amount: PKOIN }) })).json()) as { data: { id: string, memo: string } }).data
-    // Two blocks while it follows the chain: the first is handled once the second comes.
+    // Two blocks while it ingests the chain: the first is handled once the second comes.
     const blocks = await openStream(t, `${url}/api/events?topics=blocks`)
     await waitFor('the ingest registered at the node', () => node.webSocket.registrations().length > 0)
     node.mineBlock()
@@ -127,7 +127,7 @@ describe('a kill -9 of the service between seen and confirmed', () => {
     await before.close()
     assert.deepEqual(rows, [{ height: handled }], 'the cursor is at the last block whose payments were checked')
 
-    // Paid and confirmed while no service follows the chain; nobody reports it.
+    // Paid and confirmed while no service ingests the chain; nobody reports it.
     node.addTransaction({ inputs: [{ address: payer, amount: 2 * PKOIN }], outputs: [{ address: receiver, amount: PKOIN }, { memo: Buffer.from(invoice.memo).toString('hex'), amount: 0 }] })
     node.mineBlock()
     node.mineBlock()

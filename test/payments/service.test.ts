@@ -28,7 +28,7 @@ async function service (t: WithAfter) {
     nodes: [node.url],
     env: { EVENTS_INGEST: 'true', PAYMENT_ADDRESS: receiver, PAYMENT_TIPS: 'true', PAYMENT_CONFIRMATIONS: '2', DATA_DIR: dataDir },
   })
-  await waitFor('the watcher to follow the chain', () => {
+  await waitFor('the watcher to ingest the chain', () => {
     const reported = app.app.events.since(`${app.app.events.lastId.split('-')[0] as string}-0`, new Set(['blocks']))
     return reported !== 'gap' && reported.length > 0
   })

@@ -25,7 +25,7 @@ async function service (t: WithAfter, emulator: Parameters<typeof startEmulator>
     nodes: [node.url],
     env: { EVENTS_INGEST: 'true', PAYMENT_ADDRESS: receiver, PAYMENT_TIPS: 'true', PAYMENT_TIP_MIN_SAT: '1', PAYMENT_CONFIRMATIONS: '2', DATA_DIR: dataDir, RATE_LIMIT_MAX: '1000000', PAYMENT_TIP_RATE_LIMIT_MAX: '1000' },
   })
-  await waitFor('the watcher to follow the chain', () => {
+  await waitFor('the watcher to ingest the chain', () => {
     const reported = app.app.events.since(`${app.app.events.lastId.split('-')[0] as string}-0`, new Set(['blocks']))
     return reported !== 'gap' && reported.length > 0
   })

@@ -79,7 +79,7 @@ describe('ResultCache', () => {
     assert.equal(small.size, 50)
   })
 
-  it('drops the answers that follow the chain tip on a new block, and keeps the others', async () => {
+  it('drops the answers that depend on the chain tip on a new block, and keeps the others', async () => {
     const cache = new ResultCache({ ttlMs: { getnodeinfo: 5000, getuserprofile: 60_000, search: 30_000 }, maxEntries: 100, maxBytes: 10_000 })
     for (const method of ['getnodeinfo', 'getuserprofile', 'search']) await cache.get(method, ResultCache.key(method, []), counter(method))
     cache.onNewBlock()

@@ -118,7 +118,7 @@ describe('answers shared through Redis', () => {
     assert.equal(await checker.exists(`test:lease:search::${digest}`), 0, 'the lease the late lookup took was released')
   })
 
-  it('shares answers that follow the chain tip only at the same height', async (t) => {
+  it('shares answers that depend on the chain tip only at the same height', async (t) => {
     const { node, a, b } = await twoClients(t)
     node.clearCalls()
     const address = node.dataset.users[0]!.address

@@ -18,7 +18,7 @@ export interface BlockPosition {
   blockHash: string
 }
 
-/** A block was connected to the chain the source follows. */
+/** A block was connected to the chain the source reports. */
 export interface BlockEvent extends BlockPosition {
   kind: 'block'
   /** The block's time, seconds since the epoch. */
@@ -26,7 +26,7 @@ export interface BlockEvent extends BlockPosition {
 }
 
 /**
- * The chain the source follows changed below its tip: the blocks from `height` up, as last
+ * The chain the source reports changed below its tip: the blocks from `height` up, as last
  * reported, are no longer on it (their hashes changed). The new blocks follow as `block` events.
  */
 export interface ReorgEvent {

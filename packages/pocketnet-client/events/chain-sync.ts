@@ -16,13 +16,13 @@
  *   again after `retryDelayMs`, or at once when asked before.
  * - `closed`: close() was called. Calls in flight are aborted; nothing is reported after it.
  *
- * A node's word on its tip (noteNodeTip) that contradicts the chain followed makes the next read
+ * A node's word on its tip (noteNodeTip) that contradicts the chain reported makes the next read
  * look for a re-org, and names what showed it.
  */
 import type { ChainEvent } from './chain-event.js'
 import { blockActivity, type Interest } from './block-notifications.js'
 import { NodeEventError } from './errors.js'
-import { FollowedChain, type BlockRef, type LastReported } from './followed-chain.js'
+import { ReportedChain, type BlockRef, type LastReported } from './reported-chain.js'
 import type { ResolvedSourceOptions } from './source-options.js'
 import { blockHash, wholeNumber } from './wire-values.js'
 import { CoalescingRun } from '../coalescing-run.js'
@@ -33,7 +33,7 @@ export type SyncState = 'idle' | 'reading' | 'waitingToRetry' | 'closed'
 
 /**
  * What showed a re-org: `resume`, the block resumed from is not on the node's chain (found at the
- * start); `node-report`, a node's getnodeinfo gave another tip than the chain followed (a re-org
+ * start); `node-report`, a node's getnodeinfo gave another tip than the chain reported (a re-org
  * that left the height unchanged, or a chain that now ends lower); `new-blocks`, reading new
  * blocks showed a height whose hash changed.
  */
@@ -41,7 +41,7 @@ export type ReorgCause = 'resume' | 'node-report' | 'new-blocks'
 
 /** The syncing's counters since its start, for metrics. */
 export interface SyncCounts {
-  /** `getlastblocks` calls (following the tip, catching up, looking for a fork). */
+  /** `getlastblocks` calls (reading up to the tip, catching up, looking for a fork). */
   blockCalls: number
   /** `getnotifications` calls, one per block reported while something is of interest. */
   notificationCalls: number
@@ -58,7 +58,7 @@ export interface SyncCounts {
 /** Where a re-org's walk back stopped: a block both chains hold, the first block this run reported, or the catch-up bound. */
 type ReorgBottom = 'agreed' | 'first-reported' | 'bound'
 
-/** A height whose block is not the one followed: its new hash, none when the node's chain ends below it. */
+/** A height whose block is not the one reported: its new hash, none when the node's chain ends below it. */
 interface Mismatch {
   height: number
   oldBlockHash: string
@@ -86,7 +86,7 @@ export class ChainSync {
 
   readonly #options: SyncOptions
   readonly #report: (err: NodeEventError) => void
-  readonly #chain: FollowedChain
+  readonly #chain: ReportedChain
   /** Stops the calls in flight at close(). */
   readonly #abort = new AbortController()
   readonly #reads: CoalescingRun
@@ -95,7 +95,7 @@ export class ChainSync {
   #retryTimer: TimerHandle | undefined
   /** The highest height a node announced. */
   #target: number | undefined
-  /** The block followed is the one resumed from, and no node has shown it on its chain yet. */
+  /** The block reported is the one resumed from, and no node has shown it on its chain yet. */
   #resumed: boolean
   /**
    * The lowest height this run reported (it started at the tip): nothing below it can have changed
@@ -104,14 +104,14 @@ export class ChainSync {
   #reportedFrom: number | undefined
   /** Each node's last word on its tip, with the chain's change count when it came. */
   readonly #reports = new Map<string, { height: number, atChange: number }>()
-  /** A node's word contradicted the chain followed: the next read is about it. */
+  /** A node's word contradicted the chain reported: the next read is about it. */
   #suspect: ReorgCause | undefined
 
   /** `report`: each problem, for logs; the syncing goes on by itself. */
   constructor (options: SyncOptions, report: (err: NodeEventError) => void) {
     this.#options = options
     this.#report = report
-    this.#chain = new FollowedChain(Math.max(options.maxCatchUpBlocks, MAX_BLOCKS_PER_CALL) + 1)
+    this.#chain = new ReportedChain(Math.max(options.maxCatchUpBlocks, MAX_BLOCKS_PER_CALL) + 1)
     if (options.resumeFrom !== undefined) this.#chain.reset(options.resumeFrom)
     this.#resumed = options.resumeFrom !== undefined
     this.#reads = new CoalescingRun(() => this.#readOnce(), {
@@ -151,8 +151,8 @@ export class ChainSync {
 
   /**
    * A node's word on its tip (the pool's probes, any getnodeinfo through the client, the port
-   * look-up): another hash at a height followed, or every node's chain ending below the block
-   * followed, is a re-org the socket will never announce (docs/node-events.md, "Re-orgs"); read
+   * look-up): another hash at a height reported, or every node's chain ending below the block
+   * reported, is a re-org the socket will never announce (docs/node-events.md, "Re-orgs"); read
    * at once. A block the socket did not announce is read at once too.
    */
   noteNodeTip (report: NodeTipReport): void {
@@ -160,8 +160,8 @@ export class ChainSync {
     this.#reports.set(report.node, { height: report.height, atChange: this.#chain.changes })
     const tip = this.#chain.tip
     if (tip === undefined) return
-    const followed = report.blockHash === undefined ? undefined : this.#chain.hashAt(report.height)
-    if ((followed !== undefined && followed !== report.blockHash) || (report.height < tip.height && this.#nodesBelow(tip.height))) {
+    const reported = report.blockHash === undefined ? undefined : this.#chain.hashAt(report.height)
+    if ((reported !== undefined && reported !== report.blockHash) || (report.height < tip.height && this.#nodesBelow(tip.height))) {
       this.#suspect = 'node-report'
       this.read()
       return
@@ -235,7 +235,7 @@ export class ChainSync {
       const comparison = this.#chain.compare(blocks)
       switch (comparison.kind) {
         case 'behind': {
-          // The node's chain ends below the block followed: it lags a block behind the node that
+          // The node's chain ends below the block reported: it lags a block behind the node that
           // announced it, or the block is not on its chain, which every node's word then says too.
           const above = this.#aboveTheChain(blocks)
           if (above !== undefined) {
@@ -255,7 +255,7 @@ export class ChainSync {
           if (this.#reached()) return
           continue
         case 'linked':
-          // The node's chain goes through the block followed.
+          // The node's chain goes through the block reported.
           this.#resumed = false
           // Nothing new although more was announced: the node answering is not there yet.
           if (comparison.fresh.length === 0 && !this.#reached()) throw this.#notYet(this.#target ?? tip.height)
@@ -297,9 +297,9 @@ export class ChainSync {
   }
 
   /**
-   * The lowest block followed above the end of the node's chain (`blocks`, read up to its tip),
-   * when every node's word puts its tip below the block followed too; else undefined (a node
-   * lagging, or nothing followed known there).
+   * The lowest block reported above the end of the node's chain (`blocks`, read up to its tip),
+   * when every node's word puts its tip below the block reported too; else undefined (a node
+   * lagging, or nothing reported known there).
    */
   #aboveTheChain (blocks: BlockRef[]): Mismatch | undefined {
     const tip = this.#chain.tip
@@ -450,7 +450,7 @@ export class ChainSync {
 
   /**
    * Whether every node answering now puts its tip below `height`: by its word given since the tip
-   * followed last changed (an older word may predate the block), or, for the block resumed from,
+   * reported last changed (an older word may predate the block), or, for the block resumed from,
    * by its latest. A node a block behind the one that announced the tip does not make it so.
    */
   #nodesBelow (height: number): boolean {
@@ -475,9 +475,9 @@ function reorgMessage (found: Mismatch, fork: Mismatch, bottom: ReorgBottom, cau
   const what = found.newBlockHash === undefined
     ? `the node's chain ends at ${nodeTip}, below block ${found.height} (${found.oldBlockHash})`
     : `block ${found.height} is ${found.newBlockHash} on the node's chain, not ${found.oldBlockHash}`
-  const by = cause === 'resume' ? 'The block resumed from is not on the node\'s chain' : cause === 'node-report' ? 'A node reports another tip than the chain followed' : 'A block followed changed'
+  const by = cause === 'resume' ? 'The block resumed from is not on the node\'s chain' : cause === 'node-report' ? 'A node reports another tip than the chain reported' : 'A block reported changed'
   const where = bottom === 'agreed'
     ? `the chains agree below ${fork.height}`
-    : bottom === 'first-reported' ? 'the first block reported' : `no block followed is on the node's chain within maxCatchUpBlocks (${maxCatchUpBlocks}) of its tip`
+    : bottom === 'first-reported' ? 'the first block reported' : `no block reported is on the node's chain within maxCatchUpBlocks (${maxCatchUpBlocks}) of its tip`
   return `${by}: ${what}. Reported as a re-org from ${fork.height} (${where}); the blocks from there are read again`
 }

@@ -68,7 +68,7 @@ export interface NodeEventSource {
 }
 
 /**
- * Starts following the chain: a socket to a node of `options.api`'s pool, polling meanwhile.
+ * Starts ingesting the chain: a socket to a node of `options.api`'s pool, polling meanwhile.
  * Reports to `options.onEvent`; never throws after the options are checked.
  * @throws TypeError naming the option when an option is invalid
  * @example

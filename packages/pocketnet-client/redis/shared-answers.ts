@@ -28,7 +28,7 @@ export interface SharedCall {
   key: string
   /** The method's time to live, in milliseconds. */
   ttlMs: number
-  /** For answers that follow the chain tip: the best height known, part of the key. */
+  /** For answers that depend on the chain tip: the best height known, part of the key. */
   height?: number | undefined
   /** Asked once the answer is in: false when it must not be kept (a new block came meanwhile). */
   keep: () => boolean

@@ -2,7 +2,7 @@
  * Delivery of the transitions: an outbox row per event and consumer (the app's handlers, the
  * webhook sender …), leased while a consumer works on it and acknowledged once done, so that each
  * is delivered at least once across crashes and instances; the log of webhook attempts; and named
- * leases, for work one instance at a time must do (following the chain). Events written before
+ * leases, for work one instance at a time must do (ingesting the chain). Events written before
  * this version get a row for the app's handlers.
  */
 import type { Migration } from '../migrate.js'

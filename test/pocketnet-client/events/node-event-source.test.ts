@@ -296,7 +296,7 @@ describe('the node event source', () => {
       blockEvent(node, 2001),
     ])
     assert.deepEqual(errors.filter(err => err.code === 'EVENTS_ERR_OFF_CHAIN').map(err => err.message), [
-      `The block resumed from is not on the node's chain: block 2000 is ${node.chain.block(2000)?.hash as string} on the node's chain, not ${'f'.repeat(64)}. Reported as a re-org from 2000 (no block followed is on the node's chain within maxCatchUpBlocks (2) of its tip); the blocks from there are read again`,
+      `The block resumed from is not on the node's chain: block 2000 is ${node.chain.block(2000)?.hash as string} on the node's chain, not ${'f'.repeat(64)}. Reported as a re-org from 2000 (no block reported is on the node's chain within maxCatchUpBlocks (2) of its tip); the blocks from there are read again`,
     ])
   })
 
@@ -317,7 +317,7 @@ describe('the node event source', () => {
       { kind: 'transaction', address: alice, txid: paid.txid, nout: 0, amount: 5, ...stamp, time: paid.time },
     ])
     assert.deepEqual(errors.filter(err => err.code === 'EVENTS_ERR_OFF_CHAIN').map(err => err.message), [
-      `The block resumed from is not on the node's chain: the node's chain ends at 2001, below block 2012 (${elsewhere}). Reported as a re-org from 1997 (no block followed is on the node's chain within maxCatchUpBlocks (5) of its tip); the blocks from there are read again`,
+      `The block resumed from is not on the node's chain: the node's chain ends at 2001, below block 2012 (${elsewhere}). Reported as a re-org from 1997 (no block reported is on the node's chain within maxCatchUpBlocks (5) of its tip); the blocks from there are read again`,
     ])
     assert.deepEqual(source.stats().reorgsFound, { resume: 1, 'node-report': 0, 'new-blocks': 0 })
 
@@ -345,7 +345,7 @@ describe('the node event source', () => {
       blockEvent(node, 2002),
     ])
     assert.deepEqual(node.webSocket.registrations().map(each => each.block), [2002], 'nothing was announced')
-    assert.match(errors.find(err => err.code === 'EVENTS_ERR_OFF_CHAIN')?.message ?? '', /^A node reports another tip than the chain followed: block 2002 is [0-9a-f]{64} on the node's chain, not [0-9a-f]{64}\. Reported as a re-org from 2002 \(the chains agree below 2002\)/)
+    assert.match(errors.find(err => err.code === 'EVENTS_ERR_OFF_CHAIN')?.message ?? '', /^A node reports another tip than the chain reported: block 2002 is [0-9a-f]{64} on the node's chain, not [0-9a-f]{64}\. Reported as a re-org from 2002 \(the chains agree below 2002\)/)
     assert.deepEqual(source.stats().reorgsFound, { resume: 0, 'node-report': 1, 'new-blocks': 0 })
 
     node.mineBlock()

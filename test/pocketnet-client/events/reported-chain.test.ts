@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { FollowedChain, type BlockRef } from '../../../packages/pocketnet-client/events/followed-chain.js'
+import { ReportedChain, type BlockRef } from '../../../packages/pocketnet-client/events/reported-chain.js'
 
 const hash = (height: number, fork = 0): string => `${fork}`.padStart(4, '0') + String(height).padStart(60, '0')
 const block = (height: number, fork = 0): BlockRef => ({ height, blockHash: hash(height, fork), time: 1000 + height })
 const range = (from: number, to: number, fork = 0, forkFrom = Infinity): BlockRef[] =>
   Array.from({ length: to - from + 1 }, (_, i) => block(from + i, from + i >= forkFrom ? fork : 0))
 
-function followed (from: number, to: number, capacity = 10): FollowedChain {
-  const chain = new FollowedChain(capacity)
+function followed (from: number, to: number, capacity = 10): ReportedChain {
+  const chain = new ReportedChain(capacity)
   for (const each of range(from, to)) chain.record(each)
   return chain
 }
@@ -56,7 +56,7 @@ describe('the chain as reported', () => {
   })
 
   it('takes the first blocks after a skip as they come, the hash of the height skipped to being unknown', () => {
-    const chain = new FollowedChain(10)
+    const chain = new ReportedChain(10)
     chain.reset({ height: 200, blockHash: undefined })
     assert.deepEqual(chain.compare(range(201, 203)), { kind: 'linked', fresh: range(201, 203) })
     assert.deepEqual(chain.compare(range(202, 203)), { kind: 'unreached', nodeTip: 203 })

@@ -32,7 +32,7 @@ export type Comparison =
   | { kind: 'unreached', nodeTip: number }
   | { kind: 'behind' }
 
-export class FollowedChain {
+export class ReportedChain {
   readonly #capacity: number
   readonly #hashes = new Map<number, string>()
   #tip: LastReported | undefined
