@@ -11,7 +11,6 @@
  * App code reacts with `app.payments.on('confirmed', event => …)` (and every other transition):
  * delivered at least once through the outbox, the invoice id and sequence as idempotency key.
  */
-import { EventEmitter } from 'node:events'
 import {
   buildHostCheckout,
   isUnknownTransactionError,
@@ -177,7 +176,7 @@ interface ChainRead {
   tipHeight: number
 }
 
-export class PaymentsService extends EventEmitter {
+export class PaymentsService {
   /** Opened while the app gets ready (plugin.ts): every use waits for it. */
   readonly #store: Promise<PaymentStore>
   readonly #api: () => Promise<PocketNetProxyApi>
@@ -189,6 +188,8 @@ export class PaymentsService extends EventEmitter {
   readonly #deliveryReady: Promise<OutboxConsumer<ClaimedEvent>>
   #delivery: OutboxConsumer<ClaimedEvent> | undefined
   #closed = false
+  /** The app's handlers, by transition, in the order they were added: the outbox consumer `app` calls them. */
+  readonly #handlers = new Map<InvoiceEventType, Array<(event: InvoiceEvent) => unknown>>()
   /** The tip as the node event source last reported it: fresher than the pool's probes. */
   #tip: number | undefined
   /** Reads of a txid in flight: a second caller joins the first. */
@@ -200,7 +201,6 @@ export class PaymentsService extends EventEmitter {
    *   undefined: the first answer decides (one node, or PAYMENT_CONFIRM_NODES=1)
    */
   constructor (store: PaymentStore | Promise<PaymentStore>, api: () => Promise<PocketNetProxyApi>, config: PaymentsConfig, announce: (event: InvoiceEvent) => void, crossCheck?: PaymentCrossCheck, options: PaymentsServiceOptions = {}) {
-    super()
     this.#store = Promise.resolve(store)
     this.#api = api
     this.#config = config
@@ -221,8 +221,19 @@ export class PaymentsService extends EventEmitter {
    * once, in order, through the durable outbox; a handler that throws has the event offered again
    * later. Idempotent on `event.idempotencyKey` (for `confirmed`, the invoice id is enough).
    */
-  override on (type: InvoiceEventType, handler: (event: InvoiceEvent) => unknown): this {
-    return super.on(type, handler)
+  on (type: InvoiceEventType, handler: (event: InvoiceEvent) => unknown): this {
+    const handlers = this.#handlers.get(type)
+    if (handlers === undefined) this.#handlers.set(type, [handler])
+    else handlers.push(handler)
+    return this
+  }
+
+  /** Removes a handler `on` added; what it was handed before stays handled. */
+  off (type: InvoiceEventType, handler: (event: InvoiceEvent) => unknown): this {
+    const handlers = this.#handlers.get(type)
+    const at = handlers?.indexOf(handler) ?? -1
+    if (at >= 0) handlers?.splice(at, 1)
+    return this
   }
 
   /** The receiver the service watches: the app's address. */
@@ -351,7 +362,7 @@ export class PaymentsService extends EventEmitter {
       consumer: APP_CONSUMER,
       outbox: store.outbox,
       handle: async event => {
-        for (const handler of this.listeners(event.type)) await (handler as (event: InvoiceEvent) => unknown)(event)
+        for (const handler of [...(this.#handlers.get(event.type) ?? [])]) await handler(event)
       },
       retry: new RetryPolicy(HANDLER_RETRY, options.random ?? Math.random),
       batchSize: DELIVERY_BATCH,

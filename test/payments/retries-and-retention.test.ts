@@ -70,10 +70,15 @@ for (const backend of backends) {
       const payments = serviceOn(store, clock, warnings)
       t.after(() => payments.close())
       const calls: InvoiceEvent[] = []
+      // A handler removed before any event is never called; the others run in the order added.
+      const removed: InvoiceEvent[] = []
+      const removedHandler = (event: InvoiceEvent): void => { removed.push(event) }
+      payments.on('expired', removedHandler)
       payments.on('expired', (event: InvoiceEvent) => {
         calls.push(event)
         if (calls.length === 1) throw new Error('the app\'s database was away')
       })
+      payments.off('expired', removedHandler)
       const invoice = await payments.createInvoice({ amount: 5000, expiresInS: 1 })
       clock.advance(1000)
       await payments.onBlock()
@@ -90,6 +95,7 @@ for (const backend of backends) {
       assert.equal(calls.length, 2, 'offered again')
       assert.deepEqual(calls.map(event => event.idempotencyKey), [`${invoice.id}:1`, `${invoice.id}:1`])
       assert.equal(await store.outbox.countUndelivered('app'), 0, 'delivered the second time')
+      assert.deepEqual(removed, [], 'the handler removed was never called')
     })
 
     it('deletes unpaid invoices expired past the retention period with their events, keeps paid ones, and expires quiet invoices without a webhook', async (t) => {
