@@ -24,6 +24,7 @@ import fp from 'fastify-plugin'
 import { isPocketnetAddress, type SharedInstance, type Timers } from 'pocketnet-client'
 import auth from './auth/plugin.js'
 import { ConfigError, ConfigSchema, loadConfig, type AppConfig } from './config.js'
+import database from './db/plugin.js'
 import events from './events/plugin.js'
 import type { FastPath } from './fast-path/fast-path.js'
 import { HookLedger } from './fast-path/hook-ledger.js'
@@ -60,6 +61,7 @@ export { signedInUser } from './auth/plugin.js'
 // What each plugin adds to Fastify's types (app.payments, request.user, a route's config.auth…)
 // reaches a developer's app through these lines: a declaration file keeps only what it names.
 export {} from './auth/plugin.js'
+export {} from './db/plugin.js'
 export {} from './events/plugin.js'
 export {} from './http/envelope.js'
 export {} from './http/route-policy.js'
@@ -160,6 +162,8 @@ const plugin: FastifyPluginAsync<MiniAppOptions> = async (app, options) => {
   await app.register(auth, { now: options.now })
   await app.register(metrics, { clock: options.clock })
   await app.register(pocketnetClient, { client: options.client, clock: options.clock })
+  // Before every capability that keeps state, so closed after them.
+  await app.register(database)
   await app.register(events, { now: options.now, timers: options.eventTimers })
   await app.register(payments, { now: options.now })
   if (service !== undefined) {

@@ -1,6 +1,6 @@
 /**
- * PKOIN payments (docs/payments.md), on when PAYMENT_ADDRESS is set: the invoice store on its
- * database (DATABASE_URL, else the embedded one in DATA_DIR), `app.payments` for the app's
+ * PKOIN payments (docs/payments.md), on when PAYMENT_ADDRESS is set: the invoice store on the
+ * service's database (db/plugin.ts, opened at ready), `app.payments` for the app's
  * routes, and the watcher: the node event source follows the receiver, a payment to it is checked
  * on chain at once, and each block re-checks what is not final (on one instance at a time: the
  * `payments-watcher` lease). Transitions go to the event stream (`payment:<id>`), to the app's
@@ -12,7 +12,7 @@ import { parseNodeList, REAL_TIMERS, type ChainEvent, type Timers } from 'pocket
 import { paymentTopic } from '../events/topics.js'
 import { ChainCursor } from './chain-cursor.js'
 import { ChainWatcher } from './chain-watcher.js'
-import { createPaymentStore, type PaymentStore } from './create-payment-store.js'
+import { paymentStoreOn, type PaymentStore } from './create-payment-store.js'
 import { PaymentCrossCheck } from './cross-check.js'
 import { DEFAULT_CONSUMERS } from './invoice-store.js'
 import { registerPaymentMetrics } from './payment-metrics.js'
@@ -48,9 +48,7 @@ export default fp<PaymentsPluginOptions>(async (app, { now = Date.now, timers = 
     return
   }
   const webhooksOn = config.PAYMENT_WEBHOOK_URL !== ''
-  // The database opens while the app gets ready (onReady, below), not while it registers: a new
-  // embedded database runs initdb, seconds of CPU that Fastify's pluginTimeout (10 s by default,
-  // for the registering of every plugin in a developer's app together) must not have to cover.
+  // The database opens while the app gets ready (onReady, below); the store is built on it then.
   let resolveStore!: (store: PaymentStore) => void
   let rejectStore!: (err: unknown) => void
   const storeOpened = new Promise<PaymentStore>((resolve, reject) => { resolveStore = resolve; rejectStore = reject })
@@ -83,18 +81,15 @@ export default fp<PaymentsPluginOptions>(async (app, { now = Date.now, timers = 
   const watching = storeOpened.then(store => watch(app, store, payments, receivers, crossCheck, { now, timers, random, webhooksOn }))
   watching.catch(() => {})
 
-  let opening = false
   app.addHook('onReady', async () => {
-    opening = true
-    createPaymentStore({
-      ...(config.DATABASE_URL === '' ? { dataDir: config.DATA_DIR } : { databaseUrl: config.DATABASE_URL }),
+    app.database.open().then(db => paymentStoreOn(db, {
       now,
       network: config.POCKETNET_NETWORK,
       // With webhooks on, each event also gets a row for the sender, in the transaction that makes it.
       consumers: webhooksOn ? [...DEFAULT_CONSUMERS, WEBHOOK_CONSUMER] : DEFAULT_CONSUMERS,
       // An invoice made with `expiryWebhook: false` (tips, unless PAYMENT_TIP_EXPIRY_WEBHOOKS) expires without a webhook.
       expiryOptional: [WEBHOOK_CONSUMER],
-    }).then(resolveStore, rejectStore)
+    })).then(resolveStore, rejectStore)
     running = await watching
     for (const event of early.splice(0)) running.watcher.onChainEvent(event)
     await running.turn.start()
@@ -104,21 +99,20 @@ export default fp<PaymentsPluginOptions>(async (app, { now = Date.now, timers = 
     running.sender?.wake()
   })
   app.addHook('onClose', async () => {
-    // Not running (closed before it was ready, or the database did not open): the store, if it opened.
+    // Not running (closed before it was ready, or the database did not open).
     if (running === undefined) {
       await payments.close()
-      if (opening) await watching.then(parts => parts.store.close(), () => {})
       return
     }
-    // No request left in flight, the re-check finished, the lease given up, then the database.
+    // No request left in flight, the re-check finished, the lease given up; the database closes
+    // after (db/plugin.ts, registered before this plugin).
     await running.sender?.close()
     await running.watcher.close()
     await running.reader.close()
     await payments.close()
     await running.turn.close()
-    await running.store.close()
   })
-}, { name: 'payments', dependencies: ['events', 'pocketnet-client', 'metrics'] })
+}, { name: 'payments', dependencies: ['database', 'events', 'pocketnet-client', 'metrics'] })
 
 /**
  * How many nodes back a payment before it confirms an invoice (PAYMENT_CONFIRM_NODES, at most the

@@ -1,0 +1,58 @@
+/**
+ * The service's one database (DATABASE_URL, else the embedded one in DATA_DIR), shared by every
+ * capability that keeps state: payments, per-user storage, entitlements. `app.database.open()`
+ * opens and migrates it on first call and answers every later call with the same connection.
+ *
+ * Nothing opens it unless a capability asks: a service without payments and without a signed-in
+ * user's state never loads a driver. A capability that needs it from the start (the payments'
+ * watcher) opens it in an `onReady` hook, which has no timeout, not while plugins register,
+ * under Fastify's pluginTimeout (a new embedded database runs initdb: seconds of CPU). The others
+ * open it on their first request.
+ */
+import fp from 'fastify-plugin'
+import type { Database } from './database.js'
+import { openDatabase } from './open-database.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    database: ServiceDatabase
+  }
+}
+
+export interface ServiceDatabase {
+  /** The database, opened and migrated on the first call; rejects with the DatabaseError of a failed open (each call tries again). */
+  open (): Promise<Database>
+  /** Whether it is open (metrics, readiness). */
+  readonly isOpen: boolean
+}
+
+export default fp(async (app) => {
+  const config = app.miniAppConfig
+  let opening: Promise<Database> | undefined
+  let opened: Database | undefined
+  let closed = false
+
+  const database: ServiceDatabase = {
+    open () {
+      if (closed) return Promise.reject(new Error('the database is closed: the app is closing'))
+      opening ??= openDatabase(config.DATABASE_URL === '' ? { dataDir: config.DATA_DIR } : { databaseUrl: config.DATABASE_URL })
+        .then(db => { opened = db; return db }, (err: unknown) => {
+          // The next call tries again (a server that was down may be up).
+          opening = undefined
+          throw err
+        })
+      return opening
+    },
+    get isOpen () { return opened !== undefined },
+  }
+  app.decorate('database', database)
+
+  // Registered before every capability that uses it, so closed after them (Fastify runs onClose
+  // hooks of one instance in reverse order of registration).
+  app.addHook('onClose', async () => {
+    closed = true
+    const pending = opening
+    if (pending === undefined) return
+    await pending.then(db => db.close(), () => {})
+  })
+}, { name: 'database' })
