@@ -52,6 +52,16 @@ export function sdkSign (text: string, appId: string, options: HostSignOptions):
   return hostSignature(text === '' ? appId : `${text}/${appId}`, options)
 }
 
+/**
+ * The JSON body the host's signed fetch (`sdk.fetch(url, data)`, its `authFetch` action) builds:
+ * the mini-app's `data` with `signature` set to a signature of the session `<appId>` for 360 s.
+ * (The host then hands that text to `fetch` under an option `fetch` does not read: as written, the
+ * body is never sent. docs/bastyon-signatures.md, "The host's signed fetch".)
+ */
+export function signedFetchBody (appId: string, data: Record<string, unknown>, options: Omit<HostSignOptions, 'exp'>): Record<string, unknown> {
+  return { ...data, signature: hostSignature(appId, { ...options, exp: 360 }) }
+}
+
 const CURVE_ORDER = 0xFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFEBAAEDCE6AF48A03BBFD25E8CD0364141n
 
 /** The high-S twin of a valid signature: (r, n − s), which verifies too unless low-S is required. */

@@ -68,6 +68,7 @@ export const ConfigSchema = Type.Object({
   AUTH_RATE_LIMIT_MAX: integer({ default: 30, min: 1, max: 1_000_000 }, ' (sign-in requests per RATE_LIMIT_WINDOW and client, both steps together)'),
   AUTH_SIGNATURE_CHECKS_PER_S: integer({ default: 200, min: 1, max: 1_000_000 }, ' (signatures checked per second by one process; past it sign-in answers 503)'),
   AUTH_ACCEPT_SIGNATURE_HEADER: Type.Boolean({ default: false, description: 'true or false (needs BASTYON_APP_ID)' }),
+  AUTH_ACCEPT_SIGNED_FETCH: Type.Boolean({ default: false, description: 'true or false (needs BASTYON_APP_ID)' }),
   METRICS_TOKEN: Type.String({ default: '', description: METRICS_TOKEN_RULE }),
   DATA_DIR: Type.String({ default: 'data', minLength: 1, description: 'the directory of the embedded database (invoices), when DATABASE_URL is empty' }),
   DATABASE_URL: Type.String({ default: '', description: 'empty (the embedded database in DATA_DIR), or postgres://user:password@host:port/db, shared by every instance' }),
@@ -155,6 +156,9 @@ export function loadConfig (env: Record<string, string | undefined>): AppConfig 
   }
   if (config.AUTH_ACCEPT_SIGNATURE_HEADER === true && config.BASTYON_APP_ID === '') {
     problems.set('AUTH_ACCEPT_SIGNATURE_HEADER', 'AUTH_ACCEPT_SIGNATURE_HEADER needs BASTYON_APP_ID: a Signature header is checked against the mini-app\'s id')
+  }
+  if (config.AUTH_ACCEPT_SIGNED_FETCH === true && config.BASTYON_APP_ID === '') {
+    problems.set('AUTH_ACCEPT_SIGNED_FETCH', 'AUTH_ACCEPT_SIGNED_FETCH needs BASTYON_APP_ID: a signed fetch is checked against the mini-app\'s id')
   }
   if (config.BASTYON_APP_ID !== '' && typeof config.WEB_CONCURRENCY === 'number' && config.WEB_CONCURRENCY > 1 && config.REDIS_URL === '') {
     // Each worker would keep its own sessions: a sign-out on one would not hold on the others.

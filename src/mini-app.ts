@@ -57,7 +57,7 @@ export { ConfigError } from './config.js'
 export type { InvoiceView, NewInvoice, PaymentsService } from './payments/payments-service.js'
 export type { InvoiceEvent, InvoiceEventType } from './payments/invoice.js'
 export type { AuthUser } from './auth/sign-in.js'
-export { signedInUser } from './auth/plugin.js'
+export { optionalUser, signedInUser } from './auth/plugin.js'
 // What each plugin adds to Fastify's types (app.payments, request.user, a route's config.auth…)
 // reaches a developer's app through these lines: a declaration file keeps only what it names.
 export {} from './auth/plugin.js'

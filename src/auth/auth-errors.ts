@@ -8,11 +8,11 @@ import { HttpError } from '../http/errors.js'
 
 /** Every code a 401 of the service can carry, with what it means. */
 export const AUTH_ERROR_CODES = {
-  AUTH_MISSING: 'The request carries no credentials: send `Authorization: Bearer <token>`.',
+  AUTH_MISSING: 'The request carries no credentials: send `Authorization: Bearer <token>` (or, where the service accepts them, a Signature header or a signed fetch).',
   AUTH_MALFORMED: 'The Authorization header is not `Bearer <token>` with a token this service issues.',
   AUTH_TOKEN_INVALID: 'The token is unknown, expired or revoked: sign in again.',
   AUTH_CHALLENGE_UNKNOWN: 'The signed challenge was not issued by this service, has expired, or was used already: ask for a new one.',
-  AUTH_SIGNATURE_REPLAYED: 'This Signature header was accepted once already: each is accepted once.',
+  AUTH_SIGNATURE_REPLAYED: 'This signature (a Signature header, or a signed fetch\'s `signature`) was accepted once already: each is accepted once.',
   AUTH_TICKET_INVALID: 'The stream ticket is unknown, expired or used already, or its session has ended (sign-out): ask for a new one (POST /api/events/ticket).',
   ...SIGNATURE_ERROR_CODES,
 } as const

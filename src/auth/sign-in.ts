@@ -18,7 +18,10 @@ import { SignatureBudget, type BudgetScope } from './signature-budget.js'
 export interface AuthUser {
   /** The signer's Pocketnet address. */
   address: string
-  /** A bearer token from sign-in, or (compatibility mode) a Signature header. */
+  /**
+   * A bearer token from sign-in; or one signature accepted once, with no session: a Signature
+   * header (compatibility mode) or a signed fetch's (the host's `sdk.fetch`, in the body).
+   */
   via: 'token' | 'signature'
   /** When the credentials stop being accepted. */
   expiresAt: Date
@@ -35,10 +38,18 @@ export interface SignInOptions {
   sessionTtlMs: number
   /** Compatibility mode: also accept the ecosystem's `Signature: <JSON>` header, once each. */
   acceptSignatureHeader: boolean
+  /** Also accept the host's signed fetch: a signature of the session `<appId>` as a JSON body's `signature`, once each. */
+  acceptSignedFetch: boolean
   /** Most signatures checked per second by this process, shared fairly between clients and networks; past it, 503. */
   signatureChecksPerSecond: number
   /** Milliseconds since the epoch. */
   now: () => number
+}
+
+/** The request headers sign-in reads. */
+export interface RequestHeaders {
+  authorization?: string | undefined
+  signature?: string | string[] | undefined
 }
 
 export interface Challenge {
@@ -63,8 +74,13 @@ const BEARER = /^Bearer +(\S+) *$/i
 const NONCE_SESSION = /,s=((?:[0-9a-f]{2}){1,256})$/
 /** Lets verifySignature run its checks in order when the nonce names no challenge: no session matches it. */
 const NO_SESSION = ''
-/** The clock skew verifySignature allows; a replayed header is remembered this much past its expiry. */
+/** The clock skew verifySignature allows; a signature accepted once is remembered this much past its expiry. */
 const CLOCK_SKEW_MS = 60_000
+/**
+ * The lifetime the host gives a signed fetch's signature. An object of the same session that says
+ * longer (an `account()`'s 1280 s) is held to it: a signed request is sent as soon as it is signed.
+ */
+const SIGNED_FETCH_MAX_AGE_S = 360
 /** What a 503 past the budget says, by who has no check left. */
 const BUSY: Record<BudgetScope, string> = {
   client: 'Sign-in is busy for this client: it sent more signatures than its share of the checks this server makes per second',
@@ -148,19 +164,52 @@ export class SignIn {
     return await this.#store.take('session', sessionId) !== undefined
   }
 
+  /** Whether signed fetches are accepted (AUTH_ACCEPT_SIGNED_FETCH): a route must then wait for a JSON body before it says 401. */
+  get acceptsSignedFetch (): boolean {
+    return this.#options.acceptSignedFetch
+  }
+
+  /**
+   * Whether the headers carry credentials of a kind this service reads: an Authorization header,
+   * or, in compatibility mode, a Signature header. They are then checked, and a 401 when they do
+   * not hold, even where a caller without credentials is welcome (`auth: 'optional'`).
+   */
+  carriesCredentials (headers: RequestHeaders): boolean {
+    return headers.authorization !== undefined || (this.#options.acceptSignatureHeader && typeof headers.signature === 'string')
+  }
+
   /**
    * The user a request's headers prove: a bearer token, or, in compatibility mode and without an
    * Authorization header, a Signature header.
    * @param clientOf the caller's rate-limit key, asked only for a Signature header (it costs a check)
    * @throws AuthError (401); ServiceUnavailableError (503) past the check budget
    */
-  async authenticate (headers: { authorization?: string | undefined, signature?: string | string[] | undefined }, clientOf: () => string): Promise<AuthUser> {
+  async authenticate (headers: RequestHeaders, clientOf: () => string): Promise<AuthUser> {
     const { authorization, signature } = headers
     if (authorization !== undefined) return this.#userOfToken(authorization)
     if (this.#options.acceptSignatureHeader && typeof signature === 'string') return this.#userOfSignatureHeader(signature, clientOf())
-    throw new AuthError('route', 'AUTH_MISSING', this.#options.acceptSignatureHeader
-      ? 'Send Authorization: Bearer <token> from sign-in, or a Signature header'
-      : 'Send Authorization: Bearer <token> from sign-in')
+    throw this.missingCredentials()
+  }
+
+  /** The 401 for a request with no credentials, naming every kind this service accepts. */
+  missingCredentials (): AuthError {
+    const kinds = [
+      'Authorization: Bearer <token> from sign-in',
+      ...(this.#options.acceptSignatureHeader ? ['a Signature header'] : []),
+      ...(this.#options.acceptSignedFetch ? ['a JSON body signed by the host\'s fetch (its "signature")'] : []),
+    ]
+    return new AuthError('route', 'AUTH_MISSING', `Send ${kinds.length === 1 ? kinds[0] : `${kinds.slice(0, -1).join(', ')}, or ${kinds.at(-1)}`}`)
+  }
+
+  /**
+   * The user a signed fetch proves: the signature the host's `sdk.fetch` puts in the JSON body as
+   * `signature`, of the session `<appId>` (docs/bastyon-signatures.md), accepted once, and at most
+   * 360 s after its date. Such a session is a fixed string, which is why the mode is off by
+   * default (docs/sign-in.md). Each call costs one check of the client's share of the budget.
+   * @throws AuthError (401); ServiceUnavailableError (503) past the check budget
+   */
+  async authenticateSignedFetch (signature: unknown, client: string): Promise<AuthUser> {
+    return this.#userOfOneSignature(signature, client, [this.#options.appId], SIGNED_FETCH_MAX_AGE_S, 'This signed request\'s signature was used before; each is accepted once')
   }
 
   /**
@@ -215,19 +264,34 @@ export class SignIn {
       throw new AuthError('route', 'SIG_MALFORMED', 'The Signature header must be the JSON of a Bastyon signature')
     }
     const { appId } = this.#options
+    return this.#userOfOneSignature(object, client, [appId, `auth/${appId}`], undefined, 'This Signature header was used before; each is accepted once')
+  }
+
+  /**
+   * A signature of one of `sessions` (fixed strings, no challenge), checked after one check of the
+   * budget, then remembered until its expiry plus the skew in the store's `signature` kind, which
+   * is shared through Redis: of two uses, on one instance or two, only the first is accepted.
+   * @param maxAgeSeconds the longest lifetime accepted, whatever the object says (verifySignature's default when undefined)
+   */
+  async #userOfOneSignature (object: unknown, client: string, sessions: [string, ...string[]], maxAgeSeconds: number | undefined, replayed: string): Promise<AuthUser> {
     this.#spendCheck(client)
-    let verified: VerifiedSignature
-    try {
-      verified = this.#verify('route', object, appId)
-    } catch (err) {
-      if (!(err instanceof AuthError) || err.code !== 'SIG_SESSION_MISMATCH') throw err
-      verified = this.#verify('route', object, `auth/${appId}`)
-    }
+    const verified = this.#verifyForAny(object, sessions, maxAgeSeconds)
     const expiresAt = verified.expiresAt.getTime()
     if (!await this.#store.add('signature', verified.signature, '', expiresAt + CLOCK_SKEW_MS)) {
-      throw new AuthError('route', 'AUTH_SIGNATURE_REPLAYED', 'This Signature header was used before; each is accepted once')
+      throw new AuthError('route', 'AUTH_SIGNATURE_REPLAYED', replayed)
     }
     return { address: verified.address, via: 'signature', expiresAt: verified.expiresAt }
+  }
+
+  /** verifySignature for the first of `sessions` the object names (a session mismatch is found before any curve arithmetic). */
+  #verifyForAny (object: unknown, [session, ...others]: [string, ...string[]], maxAgeSeconds: number | undefined): VerifiedSignature {
+    try {
+      return this.#verify('route', object, session, maxAgeSeconds)
+    } catch (err) {
+      const [next, ...rest] = others
+      if (next === undefined || !(err instanceof AuthError) || err.code !== 'SIG_SESSION_MISMATCH') throw err
+      return this.#verifyForAny(object, [next, ...rest], maxAgeSeconds)
+    }
   }
 
   /** One check of the budget for `client`, or a 503 saying whose share is spent. */
@@ -240,13 +304,14 @@ export class SignIn {
    * verifySignature, after #spendCheck. With NO_SESSION it never reaches the curve (no session
    * matches it), so it needs no check of the budget: it only tells which rule failed.
    */
-  #verify (step: AuthStep, signature: unknown, session: string): VerifiedSignature {
+  #verify (step: AuthStep, signature: unknown, session: string, maxAgeSeconds?: number): VerifiedSignature {
     try {
       return verifySignature(signature, {
         session,
         network: this.#options.network,
         now: this.#options.now(),
         clockSkewSeconds: CLOCK_SKEW_MS / 1000,
+        maxAgeSeconds,
       })
     } catch (err) {
       if (err instanceof SignatureError) throw AuthError.fromSignature(step, err)

@@ -46,7 +46,8 @@ export default fp<RecorderOptions>(async (app, { fastPath, ledger }) => {
     // serves GET only, so HEAD needs no check.
     if (methods.length === 1 && methods[0] === 'HEAD') return
     if (methods.some(method => method !== 'GET')) throw new Error(`${routeName(route)}: replay is for GET routes only`)
-    if (route.config.auth === true) {
+    // auth: 'optional' as much as true: a signed-in caller's answer is theirs alone.
+    if (route.config.auth !== undefined && route.config.auth !== false) {
       throw new Error(`${routeName(route)}: a route marked auth answers per user and must never be replayed; remove replay from its config`)
     }
     replayRoutes.push({ route, context: this })

@@ -5,15 +5,31 @@
  * gets a bodiless 304. Every other answer without a Cache-Control of its own (errors, probes,
  * metrics, routes without `maxAgeMs`) is `no-store`, so that a browser never keeps an error or a
  * per-user answer.
+ *
+ * On a route marked `auth` (true or 'optional') the answer depends on the caller: an answer to a
+ * signed-in caller is `no-store` whatever the route's `maxAgeMs`, and every answer names
+ * the credential headers in `Vary`, so that a shared cache never hands the anonymous answer it
+ * kept (an optional route's, public when the route has `maxAgeMs`) to a caller who signed in.
  */
-import type { onSendHookHandler } from 'fastify'
+import type { FastifyReply, onSendHookHandler } from 'fastify'
 import fp from 'fastify-plugin'
 import { mirroredByReplay } from '../fast-path/hook-ledger.js'
 import { etagOf, ifNoneMatchHas } from './etag.js'
 import './route-policy.js'
 
+/** Adds `names` to the reply's Vary, each once (another hook may have named Origin). */
+function varyOn (reply: FastifyReply, names: readonly string[]): void {
+  const current = String(reply.getHeader('vary') ?? '')
+  const listed = new Set(current.split(',').map(name => name.trim().toLowerCase()).filter(Boolean))
+  if (listed.has('*')) return
+  const added = names.filter(name => !listed.has(name.toLowerCase()))
+  if (added.length > 0) reply.header('vary', [current, ...added].filter(Boolean).join(', '))
+}
+
 export default fp(async (app) => {
   const staleWhileRevalidate = app.miniAppConfig.CACHE_SERVE_STALE
+  // The request headers that may carry a caller's credentials (auth/sign-in.ts).
+  const credentialHeaders = app.miniAppConfig.AUTH_ACCEPT_SIGNATURE_HEADER ? ['Authorization', 'Signature'] : ['Authorization']
   // A few distinct max-ages in all: each policy text is built once.
   const policies = new Map<number, string>()
   const policyFor = (ms: number): string => {
@@ -28,8 +44,10 @@ export default fp(async (app) => {
 
   // The fast path replays these headers as recorded, and answers If-None-Match the same way.
   app.addHook('onSend', mirroredByReplay<onSendHookHandler>(function httpCache (request, reply, payload, done) {
-    const maxAgeMs = request.routeOptions.config?.maxAgeMs
-    const cacheable = maxAgeMs !== undefined && reply.statusCode === 200 && request.method === 'GET' &&
+    const { maxAgeMs, auth } = request.routeOptions.config ?? {}
+    if (auth === true || auth === 'optional') varyOn(reply, credentialHeaders)
+    const signedIn = request.user !== null
+    const cacheable = maxAgeMs !== undefined && !signedIn && reply.statusCode === 200 && request.method === 'GET' &&
       (typeof payload === 'string' || Buffer.isBuffer(payload))
     if (!cacheable) {
       if (maxAgeMs !== undefined || !reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store')

@@ -32,8 +32,14 @@ declare module 'fastify' {
      * or marked `auth`. See docs/fast-path.md.
      */
     replay?: boolean
-    /** The route needs a signed-in user. Such a route is never replayed. */
-    auth?: boolean
+    /**
+     * Who may call the route (auth/plugin.ts). `true`: a signed-in user only, 401 for anyone
+     * else. `'optional'`: anyone; `request.user` is the caller when credentials came and null
+     * when none did, and credentials that came but do not hold (a malformed or unknown token, a
+     * bad signature) are a 401 as on `true`. Either way the answer depends on the caller: such
+     * a route is never replayed, and an answer to a signed-in caller is never stored by a cache.
+     */
+    auth?: boolean | 'optional'
   }
 }
 

@@ -109,10 +109,14 @@ describe('replay is safe by construction', () => {
     await startWith(t, app => app.register(sibling))
   })
 
-  it('refuses replay on a route marked auth, or on anything but GET', async (t) => {
+  it('refuses replay on a route marked auth (true or optional), or on anything but GET', async (t) => {
     await assert.rejects(startWith(t, app => {
       app.get('/api/me', { config: { replay: true, auth: true } }, async () => ({ message: 'ok', data: {} }))
     }), { message: /GET \/api\/me: a route marked auth answers per user and must never be replayed/ })
+    // An optional route answers a signed-in caller their own answer at the same URL.
+    await assert.rejects(startWith(t, app => {
+      app.get('/api/article', { config: { replay: true, auth: 'optional' } }, async () => ({ message: 'ok', data: {} }))
+    }), { message: /GET \/api\/article: a route marked auth answers per user and must never be replayed/ })
     await assert.rejects(startWith(t, app => {
       app.post('/api/note', { config: { replay: true } }, async () => ({ message: 'ok', data: {} }))
     }), { message: /POST \/api\/note: replay is for GET routes only/ })

@@ -34,7 +34,7 @@ await app.close()
 
 const USE_FROM_TYPESCRIPT = `
 import Fastify from 'fastify'
-import { miniApp, type MiniAppOptions } from 'bastyon-miniapp-server'
+import { miniApp, optionalUser, signedInUser, type AuthUser, type MiniAppOptions } from 'bastyon-miniapp-server'
 
 export async function start (): Promise<string | undefined> {
   const app = Fastify()
@@ -43,7 +43,13 @@ export async function start (): Promise<string | undefined> {
   app.payments?.on('confirmed', async (event) => { const paid: string = event.invoiceId; return paid })
   // @ts-expect-error an invoice is confirmed, never "paid"
   app.payments?.on('paid', () => {})
-  app.get('/api/me/articles', { config: { auth: true } }, async (request) => ({ message: 'Yours', data: { address: request.user?.address } }))
+  app.get('/api/me/articles', { config: { auth: true } }, async (request) => ({ message: 'Yours', data: { address: signedInUser(request).address } }))
+  app.get('/api/articles', { config: { auth: 'optional' } }, async (request) => {
+    const reader: AuthUser | null = optionalUser(request)
+    return { message: 'Articles', data: { reader: reader?.address ?? request.user?.address ?? null } }
+  })
+  // @ts-expect-error auth is true, false or 'optional'
+  app.get('/api/maybe', { config: { auth: 'maybe' } }, async () => ({}))
   const lastId: string = app.events.lastId
   const confirmations: number = app.miniAppConfig.PAYMENT_CONFIRMATIONS
   // @ts-expect-error a number of blocks, not a string
