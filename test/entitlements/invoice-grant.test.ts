@@ -8,6 +8,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { EntitlementStore } from '../../src/entitlements/entitlement-store.js'
 import { InvoiceStore, type CreateInvoiceRequest } from '../../src/payments/invoice-store.js'
+import { webhookBody } from '../../src/payments/webhook-sender.js'
 import { startPostgres } from '../helpers/start-postgres.js'
 import { MERCHANT, PAYER, paymentTransaction, txid } from '../payments/chain-transactions.js'
 import { backends, sharedDatabase } from '../payments/databases.js'
@@ -64,6 +65,22 @@ for (const backend of backends(postgres)) {
       const stored = (await invoices.listEvents(invoice.id)).find(each => each.type === 'confirmed')
       assert.deepEqual(stored?.grant, grant)
       assert.equal((await invoices.listEvents(invoice.id)).find(each => each.type === 'seen')?.grant, undefined)
+    })
+
+    it('tells the grant in the confirmed webhook, beside the invoice that says what it grants', async () => {
+      const { invoices } = setup()
+      const invoice = await invoices.createInvoice({ ...REQUEST, confirmations: 1, grant: { sku: 'webhook-told', to: PAYER, durationS: 86_400 } })
+      const id = freshTxid()
+      const { events } = await invoices.recordObservation(invoice.id, { txid: id, transaction: paymentTransaction({ txid: id, amountSat: PRICE, memo: invoice.memo, height: 60 }), tipHeight: 60 })
+      const body = webhookBody(events[0] as (typeof events)[number])
+      assert.equal(body.type, 'confirmed')
+      assert.deepEqual(body.invoice.grant, { sku: 'webhook-told', to: PAYER, durationS: 86_400 })
+      assert.deepEqual(body.grant, { address: PAYER, sku: 'webhook-told', grantedAt: new Date(START).toISOString(), expiresAt: new Date(START + 86_400_000).toISOString(), invoiceId: invoice.id })
+      const plain = await invoices.createInvoice({ ...REQUEST, confirmations: 1, grant: undefined })
+      const other = freshTxid()
+      const settled = await invoices.recordObservation(plain.id, { txid: other, transaction: paymentTransaction({ txid: other, amountSat: PRICE, memo: plain.memo, height: 60 }), tipHeight: 60 })
+      const plainBody = webhookBody(settled.events[0] as (typeof events)[number])
+      assert.deepEqual(['grant' in plainBody, 'grant' in plainBody.invoice], [false, false], 'an invoice that grants nothing shows no grant')
     })
 
     it('grants once when the confirming observation comes many times at once', async () => {
