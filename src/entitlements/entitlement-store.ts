@@ -1,7 +1,7 @@
 /**
- * The grants in the database (`entitlement_grants`, migration 0006): writing one, revoking what an
- * address holds of a SKU, reading what it holds now and what it was ever given. No cache and no
- * HTTP here: entitlements-service.ts adds those.
+ * The grants in the database (`entitlement_grants`, migration `entitlements`): writing one,
+ * revoking what an address holds of a SKU, reading what it holds now and what it was ever given.
+ * No cache and no HTTP here: entitlements-service.ts adds those.
  *
  * What an address holds of a SKU is a run of grants with no gap: each grant starts where the live
  * ones end (a renewal) or now (nothing live), so the SKU is held until the latest end. Grants of
