@@ -12,6 +12,8 @@
 import { writeFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { SessionSchema, ChallengeSchema } from '../src/schemas/auth.js'
+import { CatalogSchema } from '../src/schemas/catalog.js'
+import { MyEntitlementsSchema } from '../src/schemas/entitlements.js'
 import { EventPollSchema, EventTicketSchema } from '../src/schemas/events.js'
 import { InvoiceSchema, InvoiceTransactionSchema } from '../src/schemas/payments.js'
 
@@ -36,6 +38,13 @@ function dataOf (route: { response: Record<number, unknown> }): JsonSchema {
   return data
 }
 
+/** The schema of the items of the list `property` of `data`. */
+function itemsOf (data: JsonSchema, property: string): JsonSchema {
+  const items = data.properties?.[property]?.items
+  if (items === undefined) throw new Error(`no list ${property} in the data schema`)
+  return items
+}
+
 const NAMED: Array<[string, string, JsonSchema]> = [
   ['Invoice', 'An invoice as `GET /api/payments/invoices/{id}` answers it; amounts in satoshi.', dataOf(InvoiceSchema)],
   ['CheckedTransaction', 'What `POST /api/payments/invoices/{id}/transaction` answers: the invoice, and why the txid was refused if it was.', dataOf(InvoiceTransactionSchema)],
@@ -43,6 +52,8 @@ const NAMED: Array<[string, string, JsonSchema]> = [
   ['Session', 'What `POST /api/auth/session` answers: the session of the user who signed.', dataOf(SessionSchema)],
   ['StreamTicket', 'What `POST /api/events/ticket` answers.', dataOf(EventTicketSchema)],
   ['PolledEvents', 'What `GET /api/events/poll` answers.', dataOf(EventPollSchema)],
+  ['Entitlement', 'A SKU the signed-in user holds, as `GET /api/me/entitlements` lists it.', itemsOf(dataOf(MyEntitlementsSchema), 'entitlements')],
+  ['CatalogItem', 'An item of the catalogue, as `GET /api/catalog` lists it; its price in satoshi.', itemsOf(dataOf(CatalogSchema), 'items')],
 ]
 
 const indent = (text: string, by: string): string => text.split('\n').map(line => line === '' ? line : by + line).join('\n')

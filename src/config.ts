@@ -86,6 +86,9 @@ export const ConfigSchema = Type.Object({
   PAYMENT_TIP_RATE_LIMIT_MAX: integer({ default: 10, min: 1, max: 1_000_000 }, ' (tips one client may create per minute; past it 429)'),
   PAYMENT_TIPS_MAX_OPEN: integer({ default: 10_000, min: 1, max: 100_000_000 }, ' (invoices open to payment at once past which tips answer 503)'),
   PAYMENT_TIP_EXPIRY_WEBHOOKS: Type.Boolean({ default: false, description: 'true or false: a tip that expires unpaid is told to the webhook too' }),
+  ENTITLEMENTS_CACHE_TTL_MS: integer({ default: 5000, min: 0, max: 3_600_000 }, ' (milliseconds what a user holds is kept in process at most: how stale another instance\'s grant or revocation can be seen when its message is lost, or without REDIS_URL; 0 reads the database on every check)'),
+  ENTITLEMENTS_CACHE_MAX_USERS: integer({ default: 100_000, min: 1, max: 100_000_000 }, ' (users whose entitlements one process keeps at once, the least recently checked dropped first)'),
+  CATALOG_FILE: Type.String({ default: '', description: 'empty (no catalogue), or the path of a JSON file {"items": [{"sku", "title", "priceSat", "durationS"?}]} of what the app sells (needs PAYMENT_ADDRESS and BASTYON_APP_ID)' }),
   EVENTS_INGEST: Type.Boolean({ default: true, description: 'true or false: ingest the chain for the event stream (one node WebSocket per process; with REDIS_URL, one for all instances)' }),
   EVENTS_INGEST_LEASE_MS: Type.Integer({ minimum: 0, maximum: 600_000, default: 10_000, description: EVENTS_INGEST_LEASE_RULE }),
   EVENTS_RETAIN: integer({ default: 1000, min: 0, max: 1_000_000 }, ' (events kept for replay)'),
@@ -178,6 +181,10 @@ export function loadConfig (env: Record<string, string | undefined>): AppConfig 
     if (typeof config.PAYMENT_WEBHOOK_SECRET !== 'string' || !/^[\x21-\x7e]{32,}$/.test(config.PAYMENT_WEBHOOK_SECRET)) {
       problems.set('PAYMENT_WEBHOOK_SECRET', `PAYMENT_WEBHOOK_SECRET must be ${PAYMENT_WEBHOOK_SECRET_RULE}`)
     }
+  }
+  if (typeof config.CATALOG_FILE === 'string' && config.CATALOG_FILE !== '') {
+    if (config.PAYMENT_ADDRESS === '') problems.set('CATALOG_FILE', 'CATALOG_FILE needs PAYMENT_ADDRESS: the catalogue\'s items are bought with invoices paid to it')
+    else if (config.BASTYON_APP_ID === '') problems.set('CATALOG_FILE', 'CATALOG_FILE needs BASTYON_APP_ID: an item is granted to the signed-in user who buys it')
   }
   if (config.PAYMENT_ADDRESS !== '' && typeof config.WEB_CONCURRENCY === 'number' && config.WEB_CONCURRENCY > 1 && config.DATABASE_URL === '') {
     // The embedded database belongs to one process.

@@ -2,8 +2,9 @@
  * miniApp: the whole service as one Fastify plugin, for a mini-app developer's own Fastify app
  * (`app.register(miniApp, { paymentAddress: 'P…' })`) as much as for ours (app.ts registers it
  * into the server it makes). It brings the API routes under /api, sign-in, live events,
- * payments, rate limits, metrics, health and the OpenAPI docs, and leaves each capability typed
- * on the instance: `app.payments`, `app.events`, `app.signIn`, `app.pocketnet`, `app.metrics`.
+ * payments, entitlements, rate limits, metrics, health and the OpenAPI docs, and leaves each
+ * capability typed on the instance: `app.payments`, `app.entitlements`, `app.events`,
+ * `app.signIn`, `app.pocketnet`, `app.metrics`.
  *
  * Settings: each variable of the environment (README, "Configuration") is also an option, its
  * name in camelCase (PAYMENT_ADDRESS is `paymentAddress`); an option given in code wins over the
@@ -25,6 +26,7 @@ import { isPocketnetAddress, type SharedInstance, type Timers } from 'pocketnet-
 import auth from './auth/plugin.js'
 import { ConfigError, ConfigSchema, loadConfig, type AppConfig } from './config.js'
 import database from './db/plugin.js'
+import entitlements from './entitlements/plugin.js'
 import events from './events/plugin.js'
 import type { FastPath } from './fast-path/fast-path.js'
 import { HookLedger } from './fast-path/hook-ledger.js'
@@ -57,11 +59,14 @@ export { ConfigError } from './config.js'
 export type { InvoiceView, NewInvoice, PaymentsService } from './payments/payments-service.js'
 export type { InvoiceEvent, InvoiceEventType } from './payments/invoice.js'
 export type { AuthUser } from './auth/sign-in.js'
+export type { EntitlementsService, GrantOptions } from './entitlements/entitlements-service.js'
+export type { Entitlement, Grant, GrantTerms } from './entitlements/entitlement.js'
 export { optionalUser, signedInUser } from './auth/plugin.js'
 // What each plugin adds to Fastify's types (app.payments, request.user, a route's config.auth…)
 // reaches a developer's app through these lines: a declaration file keeps only what it names.
 export {} from './auth/plugin.js'
 export {} from './db/plugin.js'
+export {} from './entitlements/plugin.js'
 export {} from './events/plugin.js'
 export {} from './http/envelope.js'
 export {} from './http/route-policy.js'
@@ -165,6 +170,8 @@ const plugin: FastifyPluginAsync<MiniAppOptions> = async (app, options) => {
   // Before every capability that keeps state, so closed after them.
   await app.register(database)
   await app.register(events, { now: options.now, timers: options.eventTimers })
+  // Before payments, which tell it of the grants their confirmations write.
+  await app.register(entitlements, { now: options.now, clock: options.clock })
   await app.register(payments, { now: options.now })
   if (service !== undefined) {
     await app.register(fastPathRecorder, { fastPath: service.fastPath, ledger })

@@ -1,4 +1,4 @@
-// A premium article: a teaser for everyone, the text for a reader whose invoice the chain confirmed.
+// A premium article: a teaser for everyone, the text for a reader the chain's confirmation granted it to.
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import fastifyStatic from '@fastify/static'
@@ -19,20 +19,20 @@ export async function build ({ logger = false, ...settings } = {}) {
     if (!article) return reply.code(404).send(notFound)
     return { message: 'Article', data: { title: article.title, teaser: article.teaser, priceSat: article.priceSat } }
   })
+  // Confirmed, the invoice grants the article to the reader, in the same commit: no list of who paid to keep.
   app.post('/api/articles/:id/invoice', { config: { auth: true } }, async (request, reply) => {
     const article = ARTICLES.get(request.params.id)
     if (!article) return reply.code(404).send(notFound)
-    const invoice = await app.payments.createInvoice({ amount: article.priceSat, metadata: { article: request.params.id, reader: signedInUser(request).address } })
+    const invoice = await app.payments.createInvoice({ amount: article.priceSat, grant: { sku: `article.${request.params.id}`, to: signedInUser(request).address } })
     return { message: 'Invoice created', data: invoice }
   })
-  // The invoice is the proof: confirmed, for this article, by this reader (any instance can tell).
   app.get('/api/articles/:id/text', { config: { auth: true } }, async (request, reply) => {
-    const invoice = typeof request.query.invoice === 'string' ? await app.payments.getInvoice(request.query.invoice) : undefined
-    const { article, reader } = invoice?.metadata ?? {}
-    if (invoice?.state !== 'confirmed' || article !== request.params.id || reader !== signedInUser(request).address) {
+    const article = ARTICLES.get(request.params.id)
+    if (!article) return reply.code(404).send(notFound)
+    if (!(await app.entitlements.has(signedInUser(request).address, `article.${request.params.id}`))) {
       return reply.code(402).send({ message: 'Pay for this article first', error: 'PAYMENT_REQUIRED' })
     }
-    return { message: 'Article', data: { text: ARTICLES.get(article).text } }
+    return { message: 'Article', data: { text: article.text } }
   })
   return app
 }

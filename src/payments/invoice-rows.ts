@@ -1,11 +1,13 @@
 /** Rows of the invoices and payment_events tables, read into the types callers see. */
 import { safeInteger } from '../db/database.js'
+import type { Grant } from '../entitlements/entitlement.js'
 import type { Invoice, InvoiceEvent, InvoiceEventType, InvoiceState } from './invoice.js'
 import type { InvoiceStanding } from './invoice-decision.js'
 
 /** The columns every invoice query selects, in the names {@link invoiceOfRow} reads. */
 export const INVOICE_COLUMNS = `id, amount_sat, receiver, memo, metadata, state, confirmations_required, expires_at_ms,
-  created_at_ms, updated_at_ms, version, settling_txid, confirmations, underpaid_sat, overpaid_sat, paid_late_sat`
+  created_at_ms, updated_at_ms, version, settling_txid, confirmations, underpaid_sat, overpaid_sat, paid_late_sat,
+  grant_sku, grant_to, grant_duration_s`
 
 export interface InvoiceRow {
   id: string
@@ -24,6 +26,9 @@ export interface InvoiceRow {
   underpaid_sat: unknown
   overpaid_sat: unknown
   paid_late_sat: unknown
+  grant_sku: string | null
+  grant_to: string | null
+  grant_duration_s: unknown
 }
 
 export function invoiceOfRow (row: InvoiceRow): Invoice {
@@ -50,6 +55,9 @@ export function invoiceOfRow (row: InvoiceRow): Invoice {
     overpaidSat,
     paidLate: paidLateSat > 0,
     paidLateSat,
+    grant: row.grant_sku === null || row.grant_to === null
+      ? null
+      : { sku: row.grant_sku, to: row.grant_to, ...(row.grant_duration_s === null ? {} : { durationS: safeInteger(row.grant_duration_s, 'grant_duration_s') }) },
   }
 }
 
@@ -70,7 +78,7 @@ export interface EventRow {
   invoice_id: string
   sequence: number
   type: InvoiceEventType
-  payload: { previousState: InvoiceState, invoice: Invoice }
+  payload: { previousState: InvoiceState, invoice: Invoice, grant?: Grant }
   created_at_ms: unknown
 }
 
@@ -82,7 +90,9 @@ export function eventOfRow (row: EventRow): InvoiceEvent {
     type: row.type,
     idempotencyKey: `${row.invoice_id}:${row.sequence}`,
     previousState: row.payload.previousState,
-    invoice: row.payload.invoice,
+    // Events written before grants existed hold invoices without the field.
+    invoice: row.payload.invoice?.grant === undefined && row.payload.invoice !== undefined ? { ...row.payload.invoice, grant: null } : row.payload.invoice,
+    ...(row.payload.grant === undefined ? {} : { grant: row.payload.grant }),
     createdAtMs: safeInteger(row.created_at_ms, 'created_at_ms'),
   }
 }

@@ -5,11 +5,15 @@
  * change is one transaction: the invoice row locked, the payment recorded under its unique txid,
  * the new standing and its events written together, so that two instances racing, or the same
  * observation twice, cannot settle anything twice. No HTTP here: routes and the chain watcher
- * call this.
+ * call this. An invoice that grants (a SKU to an address: `grant`) writes its grant in the
+ * transaction that confirms it, once (entitlements/entitlement-store.ts).
  */
 import { isPocketnetAddress, memoByteLength, MAX_MEMO_BYTES, MAX_FLOAT_PKOIN, proveInvoicePayment, SATOSHI_PER_PKOIN, type ChainTransaction, type PaymentProof, type PocketnetNetwork } from 'pocketnet-client'
 import type { Database, Sql } from '../db/database.js'
 import { safeInteger } from '../db/database.js'
+import { checkGrantTerms, type Grant, type GrantTerms } from '../entitlements/entitlement.js'
+import { EntitlementError } from '../entitlements/entitlement-errors.js'
+import { writeGrant } from '../entitlements/entitlement-store.js'
 import type { Invoice, InvoiceEvent } from './invoice.js'
 import { decideInvoice, eventsBetween, standingChanged, type PaymentFacts, type PaymentState } from './invoice-decision.js'
 import { InvoiceError } from './invoice-errors.js'
@@ -55,6 +59,8 @@ export interface CreateInvoiceRequest {
   confirmations: number
   /** Whether the consumers in `expiryOptional` hear of its expiry. Default true. */
   expiryWebhook?: boolean
+  /** What it grants once confirmed: written in the same transaction, once (docs/entitlements.md). */
+  grant?: GrantTerms
 }
 
 /** What the chain showed about one transaction, offered for one invoice. */
@@ -132,6 +138,14 @@ function checkRequest (request: CreateInvoiceRequest, network: PocketnetNetwork 
     if (!isPlainObject(metadata)) invalid('metadata must be a plain object')
     if (Buffer.byteLength(JSON.stringify(metadata)) > INVOICE_LIMITS.maxMetadataBytes) invalid(`metadata must be at most ${INVOICE_LIMITS.maxMetadataBytes} bytes of JSON`)
   }
+  if (request.grant !== undefined) {
+    try {
+      checkGrantTerms(request.grant, network)
+    } catch (err) {
+      if (err instanceof EntitlementError) invalid(`grant: ${err.message}`)
+      throw err
+    }
+  }
 }
 
 function checkObservation (observation: ChainObservation): void {
@@ -180,11 +194,13 @@ export class InvoiceStore {
       checkMemo(memo)
       const now = this.#now()
       const { rows } = await this.#db.query<InvoiceRow>(
-        `INSERT INTO invoices (id, amount_sat, receiver, memo, metadata, state, confirmations_required, expires_at_ms, created_at_ms, updated_at_ms, expiry_webhook)
-         VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7, $8, $8, $9)
+        `INSERT INTO invoices (id, amount_sat, receiver, memo, metadata, state, confirmations_required, expires_at_ms, created_at_ms, updated_at_ms, expiry_webhook,
+           grant_sku, grant_to, grant_duration_s)
+         VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7, $8, $8, $9, $10, $11, $12)
          ON CONFLICT DO NOTHING
          RETURNING ${INVOICE_COLUMNS}`,
-        [id, request.amountSat, request.receiver, memo, request.metadata ?? {}, request.confirmations, now + request.expiresInS * 1000, now, request.expiryWebhook ?? true]
+        [id, request.amountSat, request.receiver, memo, request.metadata ?? {}, request.confirmations, now + request.expiresInS * 1000, now, request.expiryWebhook ?? true,
+          request.grant?.sku ?? null, request.grant?.to ?? null, request.grant?.durationS ?? null]
       )
       if (rows[0] !== undefined) return invoiceOfRow(rows[0])
       if (typeof request.memo === 'string') {
@@ -361,7 +377,8 @@ export class InvoiceStore {
 
   /**
    * Decides the locked invoice's standing from its payments and the clock and, when it changed,
-   * writes it with its events and their outbox rows, in the caller's transaction.
+   * writes it with its events and their outbox rows, in the caller's transaction; on its
+   * confirmation, the grant it carries too, which its `confirmed` event tells.
    */
   async #decideAndWrite (sql: Sql, invoice: Invoice): Promise<{ invoice: Invoice, events: InvoiceEvent[] }> {
     const now = this.#now()
@@ -384,10 +401,17 @@ export class InvoiceStore {
       [invoice.id, after.state, after.settlingTxid, after.confirmations, after.underpaidSat, after.overpaidSat, after.paidLateSat, types.length, now]
     )
     const next = invoiceOfRow(updated[0] as InvoiceRow)
+    // Confirmed is final and happens once (a constraint on the events): so does the grant, whose
+    // invoice id is unique among the grants besides.
+    let grant: Grant | undefined
+    if (after.state === 'confirmed' && invoice.state !== 'confirmed' && next.grant !== null) {
+      const { sku, to, durationS } = next.grant
+      grant = await writeGrant(sql, { address: to, sku, invoiceId: next.id, ...(durationS === undefined ? {} : { durationS }) }, now)
+    }
     const events: InvoiceEvent[] = []
     const quietExpiry = types.includes('expired') && this.#expiryOptional.size > 0 && !(await this.#announcesExpiry(sql, invoice.id))
     for (const [index, type] of types.entries()) {
-      const payload = { previousState: invoice.state, invoice: next }
+      const payload = { previousState: invoice.state, invoice: next, ...(type === 'confirmed' && grant !== undefined ? { grant } : {}) }
       const { rows: written } = await sql.query<EventRow>(
         `INSERT INTO payment_events (invoice_id, sequence, type, payload, created_at_ms) VALUES ($1, $2, $3, $4, $5)
          RETURNING id, invoice_id, sequence, type, payload, created_at_ms`,

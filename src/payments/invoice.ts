@@ -3,6 +3,7 @@
  * times in milliseconds of the service's clock. The states and what moves an invoice between
  * them are in docs/payments.md, "States".
  */
+import type { Grant, GrantTerms } from '../entitlements/entitlement.js'
 
 /**
  * - `pending`: waiting for a payment in a block (one may be known in the mempool).
@@ -43,6 +44,8 @@ export interface Invoice {
   /** Payments with its memo first seen at or after its expiry: recorded, never settling it. */
   paidLate: boolean
   paidLateSat: number
+  /** What it grants once confirmed, in the transaction that confirms it (docs/entitlements.md); null: nothing. */
+  grant: GrantTerms | null
 }
 
 /** What the app is told about: a change of state, or money arriving that does not settle the invoice as asked. */
@@ -67,5 +70,7 @@ export interface InvoiceEvent {
   previousState: InvoiceState
   /** The invoice just after it. */
   invoice: Invoice
+  /** On the `confirmed` event of an invoice that grants: the grant written with the confirmation. */
+  grant?: Grant
   createdAtMs: number
 }

@@ -27,6 +27,7 @@ import {
   REAL_TIMERS,
   type Timers,
 } from 'pocketnet-client'
+import type { GrantTerms } from '../entitlements/entitlement.js'
 import { OutboxConsumer } from '../outbox/outbox-consumer.js'
 import { RetryPolicy, type RetrySchedule } from '../outbox/retry-policy.js'
 import type { PaymentStore } from './create-payment-store.js'
@@ -59,6 +60,12 @@ export interface NewInvoice {
   checkout?: { description?: string, callbackUrl?: string }
   /** Whether the webhook tells of its expiry, if it expires unpaid. Default true. */
   expiryWebhook?: boolean
+  /**
+   * What the invoice grants once confirmed: `sku` to the address `to`, for good or for
+   * `durationS` seconds (a renewal extends from the current end). Written in the transaction that
+   * confirms the invoice, exactly once (docs/entitlements.md).
+   */
+  grant?: GrantTerms
 }
 
 /** What the checkout is built from, kept with the invoice so that its view can show it again. */
@@ -106,6 +113,8 @@ export interface InvoiceView {
   hostRequest: HostPaymentRequest
   /** With `checkout`: the object for `sdk.ext(...)`, passed on unchanged (its key order is part of its hash). */
   hostCheckout?: HostPayment
+  /** With a grant: what the invoice grants once confirmed. */
+  grant?: GrantTerms
 }
 
 /** Where an invoice keeps its checkout's spec, in its metadata. */
@@ -131,6 +140,7 @@ export function invoiceView (invoice: Invoice): InvoiceView {
     paidLateAmount: invoice.paidLateSat,
     metadata,
     ...(checkout === undefined ? {} : { hostCheckout: checkoutOf(invoice, checkout as CheckoutSpec).payment }),
+    ...(invoice.grant === null ? {} : { grant: invoice.grant }),
     // `exclude`: the payer pays the fee, so the receiver gets the whole amount.
     hostRequest: { recievers: [{ address: invoice.receiver, amount: satoshiToPkoinNumber(invoice.amountSat) }], feemode: 'exclude', message: invoice.memo },
   }
@@ -256,6 +266,7 @@ export class PaymentsService {
       expiresInS: request.expiresInS ?? this.#config.invoiceTtlS,
       confirmations: request.confirmations ?? this.#config.confirmations,
       ...(request.expiryWebhook === undefined ? {} : { expiryWebhook: request.expiryWebhook }),
+      ...(request.grant === undefined ? {} : { grant: request.grant }),
     })
     return invoiceView(invoice)
   }

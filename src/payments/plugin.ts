@@ -9,6 +9,7 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { parseNodeList, REAL_TIMERS, type ChainEvent, type Timers } from 'pocketnet-client'
+import { entitlementView } from '../entitlements/entitlement-view.js'
 import { paymentTopic } from '../events/topics.js'
 import { ChainCursor } from './chain-cursor.js'
 import { ChainWatcher } from './chain-watcher.js'
@@ -60,7 +61,9 @@ export default fp<PaymentsPluginOptions>(async (app, { now = Date.now, timers = 
     confirmations: config.PAYMENT_CONFIRMATIONS,
     invoiceTtlS: config.PAYMENT_INVOICE_TTL_S,
   }, event => {
-    app.events.announce(paymentTopic(event.invoiceId), 'payment', { type: event.type, sequence: event.sequence, invoice: invoiceView(event.invoice) })
+    app.events.announce(paymentTopic(event.invoiceId), 'payment', { type: event.type, sequence: event.sequence, invoice: invoiceView(event.invoice), ...(event.grant === undefined ? {} : { grant: entitlementView(event.grant) }) })
+    // Written with the confirmation: this instance's cache, the others' and the user's live events follow.
+    if (event.grant !== undefined) app.entitlements.granted(event.grant)
     running?.sender?.wake()
   }, crossCheck, { now, timers, random, log: app.log, retentionMs: config.PAYMENT_RETENTION_S * 1000 })
   app.decorate('payments', payments)
@@ -112,7 +115,7 @@ export default fp<PaymentsPluginOptions>(async (app, { now = Date.now, timers = 
     await payments.close()
     await running.turn.close()
   })
-}, { name: 'payments', dependencies: ['database', 'events', 'pocketnet-client', 'metrics'] })
+}, { name: 'payments', dependencies: ['database', 'events', 'entitlements', 'pocketnet-client', 'metrics'] })
 
 /**
  * How many nodes back a payment before it confirms an invoice (PAYMENT_CONFIRM_NODES, at most the

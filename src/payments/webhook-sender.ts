@@ -22,6 +22,7 @@ import { RetryPolicy, type RetryDecision } from '../outbox/retry-policy.js'
 import type { ClaimedEvent, PaymentOutbox } from './payment-outbox.js'
 import { invoiceView, type InvoiceView } from './payments-service.js'
 import type { InvoiceEvent, InvoiceEventType } from './invoice.js'
+import { entitlementView, type EntitlementView } from '../entitlements/entitlement-view.js'
 import { loggableUrl, type WebhookDeliveryLog } from './webhook-deliveries.js'
 import { WEBHOOK_RETRY } from './webhook-retry.js'
 
@@ -44,6 +45,8 @@ export interface WebhookBody {
   createdAt: string
   /** The invoice just after it, as the API answers it. */
   invoice: InvoiceView
+  /** On the `confirmed` event of an invoice that grants: the grant made with the confirmation. */
+  grant?: EntitlementView & { address: string }
 }
 
 export function webhookBody (event: InvoiceEvent): WebhookBody {
@@ -54,6 +57,7 @@ export function webhookBody (event: InvoiceEvent): WebhookBody {
     sequence: event.sequence,
     createdAt: new Date(event.createdAtMs).toISOString(),
     invoice: invoiceView(event.invoice),
+    ...(event.grant === undefined ? {} : { grant: { address: event.grant.address, ...entitlementView(event.grant) } }),
   }
 }
 

@@ -6,7 +6,15 @@ const { 400: badRequest, 404: notFound, 429: tooManyRequests, 500: failed, 503: 
 
 const InvoiceId = Type.String({ pattern: '^inv_[A-Za-z0-9_-]{22}$', description: 'An invoice id: whoever has it may read the invoice' })
 
-const Invoice = Type.Object({
+/** What an invoice grants once confirmed (docs/entitlements.md). */
+const InvoiceGrant = Type.Object({
+  sku: Type.String(),
+  to: Type.String({ description: 'The address that gets it' }),
+  durationS: Type.Optional(Type.Integer({ description: 'Seconds from the current end while held, else from the confirmation; absent: for good' })),
+}, { description: 'With a grant: what the invoice grants once confirmed, in the transaction that confirms it' })
+
+/** An invoice as every route that answers one shows it (the catalogue's too). */
+export const Invoice = Type.Object({
   id: Type.String(),
   amount: Type.Integer({ description: 'Satoshi (1 PKOIN = 100,000,000)' }),
   receiver: Type.String(),
@@ -29,9 +37,11 @@ const Invoice = Type.Object({
     message: Type.String(),
   }, { description: 'Pass it to `sdk.payment(...)` unchanged (the host spells it `recievers`)' }),
   hostCheckout: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'With a checkout: the object for `sdk.ext(...)`, unchanged (its key order is part of its hash; the host pays it with the invoice\'s memo, `pay_<hash>`)' })),
+  grant: Type.Optional(InvoiceGrant),
 })
 
-const EXAMPLE = {
+/** An invoice as answered, for the examples. */
+export const INVOICE_EXAMPLE = {
   id: 'inv_q3vX0dPz6Qk1b8hNw2YtLr',
   amount: 150_000_000,
   receiver: 'PEmxMUL35Z5rtULmHMuYLNYsQGu23HXBeX',
@@ -59,7 +69,7 @@ export const TipSchema = {
     checkout: Type.Optional(Type.Boolean({ description: 'Also the host\'s checkout (`hostCheckout` for `sdk.ext`), which calls POST /api/payments/callback once paid' })),
   }, { additionalProperties: false }),
   response: {
-    200: SuccessEnvelope(Invoice, { message: 'Invoice created', data: EXAMPLE }),
+    200: SuccessEnvelope(Invoice, { message: 'Invoice created', data: INVOICE_EXAMPLE }),
     400: badRequest,
     429: tooManyRequests,
     503: unavailable,
@@ -71,7 +81,7 @@ export const InvoiceSchema = {
   summary: 'An invoice and its state, as the chain decides it',
   params: Type.Object({ id: InvoiceId }),
   response: {
-    200: SuccessEnvelope(Invoice, { message: 'Invoice retrieved successfully', data: EXAMPLE }),
+    200: SuccessEnvelope(Invoice, { message: 'Invoice retrieved successfully', data: INVOICE_EXAMPLE }),
     400: badRequest,
     404: notFound,
     429: tooManyRequests,
@@ -85,7 +95,7 @@ export const InvoiceTransactionSchema = {
   params: Type.Object({ id: InvoiceId }),
   body: Type.Object({ txid: Type.String({ pattern: '^[0-9a-f]{64}$', description: '64 lowercase hex digits' }) }, { additionalProperties: false }),
   response: {
-    200: SuccessEnvelope(Type.Object({ invoice: Invoice, refused: Type.Optional(Type.String()) }), { message: 'Transaction checked', data: { invoice: { ...EXAMPLE, state: 'seen', txid: 'ab'.repeat(32), confirmations: 1 } } }),
+    200: SuccessEnvelope(Type.Object({ invoice: Invoice, refused: Type.Optional(Type.String()) }), { message: 'Transaction checked', data: { invoice: { ...INVOICE_EXAMPLE, state: 'seen', txid: 'ab'.repeat(32), confirmations: 1 } } }),
     400: badRequest,
     404: notFound,
     429: tooManyRequests,
@@ -102,7 +112,7 @@ export const CallbackSchema = {
     invoice: InvoiceId,
   }, { additionalProperties: true }),
   response: {
-    200: SuccessEnvelope(Type.Object({ invoice: Invoice, refused: Type.Optional(Type.String()) }), { message: 'Callback checked', data: { invoice: { ...EXAMPLE, state: 'seen', txid: 'ab'.repeat(32), confirmations: 1 } } }),
+    200: SuccessEnvelope(Type.Object({ invoice: Invoice, refused: Type.Optional(Type.String()) }), { message: 'Callback checked', data: { invoice: { ...INVOICE_EXAMPLE, state: 'seen', txid: 'ab'.repeat(32), confirmations: 1 } } }),
     400: badRequest,
     404: notFound,
     429: tooManyRequests,

@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict'
+import { rmSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { describe, it } from 'node:test'
 import SwaggerParser from '@apidevtools/swagger-parser'
 import { startApp } from '../helpers/build-app.js'
+import { freshDataDir } from '../payments/databases.js'
 
 // Docs never reach a node: an address nothing listens on.
 const NO_NODE = 'http://127.0.0.1:9'
@@ -37,10 +40,10 @@ describe('OpenAPI document', () => {
     const service = await startApp(t, { nodes: [NO_NODE], env: { BASTYON_APP_ID: 'demo.pocketnet.app' } })
     const { body } = await service.get('/openapi.json')
     await SwaggerParser.validate(structuredClone(body))
-    assert.deepEqual(Object.keys(body.paths).filter((path: string) => /^\/api\/(auth|me)\b/.test(path)).sort(), ['/api/auth/challenge', '/api/auth/session', '/api/me'])
+    assert.deepEqual(Object.keys(body.paths).filter((path: string) => /^\/api\/(auth|me)\b/.test(path)).sort(), ['/api/auth/challenge', '/api/auth/session', '/api/me', '/api/me/entitlements'])
     assert.deepEqual(Object.keys(body.paths['/api/auth/session']).sort(), ['delete', 'post'])
     assert.deepEqual(body.components.securitySchemes.bearer, { type: 'http', scheme: 'bearer', description: 'The token from POST /api/auth/session' })
-    for (const [path, method] of [['/api/me', 'get'], ['/api/auth/session', 'delete']] as const) {
+    for (const [path, method] of [['/api/me', 'get'], ['/api/me/entitlements', 'get'], ['/api/auth/session', 'delete']] as const) {
       const operation = body.paths[path][method]
       assert.deepEqual(operation.security, [{ bearer: [] }], path)
       assert.ok(operation.responses['401'].content['application/json'].schema.properties.code.enum.includes('AUTH_TOKEN_INVALID'), path)
@@ -48,6 +51,25 @@ describe('OpenAPI document', () => {
     const signIn = body.paths['/api/auth/session'].post
     assert.deepEqual(signIn.requestBody.content['application/json'].schema.required, ['signature'])
     assert.ok(signIn.responses['401'].content['application/json'].schema.properties.code.enum.includes('SIG_HIGH_S'))
+  })
+})
+
+describe('OpenAPI document of the catalogue', () => {
+  it('lists the catalogue with CATALOG_FILE, buying an item behind the bearer scheme, answering the invoice with what it grants', async (t) => {
+    const dataDir = await freshDataDir()
+    t.after(() => rmSync(dataDir, { recursive: true, force: true }))
+    const catalogFile = join(dataDir, 'catalog.json')
+    writeFileSync(catalogFile, JSON.stringify({ items: [{ sku: 'premium', title: 'Premium', priceSat: 100_000_000 }] }))
+    const env = { BASTYON_APP_ID: 'demo.pocketnet.app', PAYMENT_ADDRESS: 'PEmxMUL35Z5rtULmHMuYLNYsQGu23HXBeX', CATALOG_FILE: catalogFile, DATA_DIR: dataDir }
+    const service = await startApp(t, { nodes: [NO_NODE], env })
+    const { body } = await service.get('/openapi.json')
+    await SwaggerParser.validate(structuredClone(body))
+    assert.deepEqual(Object.keys(body.paths).filter((path: string) => path.startsWith('/api/catalog')).sort(), ['/api/catalog', '/api/catalog/{sku}/invoice'])
+    const buy = body.paths['/api/catalog/{sku}/invoice'].post
+    assert.deepEqual(buy.security, [{ bearer: [] }])
+    assert.deepEqual(Object.keys(buy.responses).sort(), ['200', '400', '401', '404', '429', '500', '503'])
+    assert.deepEqual(Object.keys(buy.responses['200'].content['application/json'].schema.properties.data.properties.grant.properties).sort(), ['durationS', 'sku', 'to'])
+    assert.equal(body.paths['/api/catalog'].get.security, undefined, 'anyone may read what is sold')
   })
 })
 

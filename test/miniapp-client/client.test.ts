@@ -6,7 +6,8 @@
  * through the host, reported, and resolved once the chain confirms it.
  */
 import assert from 'node:assert/strict'
-import { rmSync } from 'node:fs'
+import { rmSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { describe, it } from 'node:test'
 import { createClient, demoHost, MiniAppError, satoshiOfPkoin, txidOf, type Host, type Invoice, type MiniAppEvent } from 'bastyon-miniapp-client'
 import { addressOf, sdkSign, testKey } from '../../devnode/bastyon-host.js'
@@ -26,10 +27,15 @@ const USER = addressOf(USER_KEY)
 const RECEIVER = addressOf(testKey('miniapp-client receiver'))
 const PKOIN = 100_000_000
 
-async function service (t: WithAfter, demo = false): Promise<{ node: Emulator, app: TestApp }> {
+/** What the catalogue tests sell. */
+const CATALOG = { items: [{ sku: 'premium', title: 'Premium, one month', priceSat: 2 * PKOIN, durationS: 2_592_000 }] }
+
+async function service (t: WithAfter, demo = false, catalog = false): Promise<{ node: Emulator, app: TestApp }> {
   const node = await startEmulator(t, { controls: demo })
   const dataDir = await freshDataDir()
   t.after(() => rmSync(dataDir, { recursive: true, force: true }))
+  const catalogFile = join(dataDir, 'catalog.json')
+  if (catalog) writeFileSync(catalogFile, JSON.stringify(CATALOG))
   const app = await startApp(t, {
     nodes: [node.url],
     env: {
@@ -41,6 +47,7 @@ async function service (t: WithAfter, demo = false): Promise<{ node: Emulator, a
       DATA_DIR: dataDir,
       EVENTS_INGEST: 'true',
       EVENTS_POLL_WAIT_MS: '2000',
+      ...(catalog ? { CATALOG_FILE: catalogFile } : {}),
     },
     // As `npm run demo` has them: a signer and a wallet for a plain browser.
     ...(demo ? { extend: (fastify) => { mountDemoWallet(fastify, { emulatorUrl: node.url }); mountDemoSigner(fastify, { appId: APP_ID }) } } : {}),
@@ -184,6 +191,31 @@ describe('bastyon-miniapp-client', () => {
     assert.equal(confirmed.txid, host.paid[0])
     assert.equal(states.at(-1), `confirmed:${confirmed.confirmations}`)
     assert.ok(states.some(state => state.startsWith('pending') || state.startsWith('seen')), `states told: ${states.join(', ')}`)
+  })
+
+  it('lists the catalogue, buys an item through the host, and lists it among what the user holds once confirmed', async (t) => {
+    const { node, app } = await service(t, false, true)
+    const host = standInHost(node)
+    const client = createClient({ baseUrl: app.url, host })
+    assert.deepEqual(await client.catalog(), CATALOG.items)
+    await assert.rejects(client.entitlements(), { name: 'MiniAppError', status: 401 })
+    await assert.rejects(client.buy('premium'), { name: 'MiniAppError', status: 401 })
+    await client.signIn()
+    assert.deepEqual(await client.entitlements(), [])
+    await assert.rejects(client.buy('gold'), { name: 'MiniAppError', status: 404, reason: 'Item not found' })
+    const bought = client.buy('premium')
+    await waitFor('the host to pay', () => host.paid.length === 1)
+    let settled = false
+    bought.then(() => { settled = true }, () => { settled = true })
+    await waitFor('the purchase to be confirmed', () => {
+      if (!settled) node.mineBlock()
+      return settled
+    })
+    const invoice = await bought
+    assert.deepEqual([invoice.state, invoice.amount, invoice.grant], ['confirmed', 2 * PKOIN, { sku: 'premium', to: USER, durationS: 2_592_000 }])
+    const held = await client.entitlements()
+    assert.deepEqual(held.map(each => [each.sku, each.invoiceId]), [['premium', invoice.id]])
+    assert.equal(Date.parse(held[0]?.expiresAt as string) - Date.parse(held[0]?.grantedAt as string), 2_592_000_000)
   })
 
   it('refuses to pay without a host that pays, and rejects with the host\'s reason when it refuses', async (t) => {

@@ -52,6 +52,7 @@ for (const backend of backends(postgres)) {
         overpaidSat: 0,
         paidLate: false,
         paidLateSat: 0,
+        grant: null,
       })
       const second = await store.createInvoice(REQUEST)
       assert.notEqual(second.id, invoice.id)

@@ -32,6 +32,14 @@ export type Invoice = {
   }
   /** With a checkout: the object for `sdk.ext(...)`, unchanged (its key order is part of its hash; the host pays it with the invoice's memo, `pay_<hash>`) */
   hostCheckout?: Record<string, unknown>
+  /** With a grant: what the invoice grants once confirmed, in the transaction that confirms it */
+  grant?: {
+    sku: string
+    /** The address that gets it */
+    to: string
+    /** Seconds from the current end while held, else from the confirmation; absent: for good */
+    durationS?: number
+  }
 }
 
 /** What `POST /api/payments/invoices/{id}/transaction` answers: the invoice, and why the txid was refused if it was. */
@@ -70,4 +78,26 @@ export type PolledEvents = {
   }>
   lastEventId: string
   resync: boolean
+}
+
+/** A SKU the signed-in user holds, as `GET /api/me/entitlements` lists it. */
+export type Entitlement = {
+  sku: string
+  /** When the latest grant of this SKU was made */
+  grantedAt: string
+  /** When it ends, renewals included; null: never */
+  expiresAt: string | null
+  /** The invoice that paid for the latest grant; null when the app granted it */
+  invoiceId: string | null
+}
+
+/** An item of the catalogue, as `GET /api/catalog` lists it; its price in satoshi. */
+export type CatalogItem = {
+  sku: string
+  title: string
+  description?: string
+  /** Satoshi (1 PKOIN = 100,000,000) */
+  priceSat: number
+  /** Seconds it is held for, from the current end while held (a renewal); absent: for good */
+  durationS?: number
 }

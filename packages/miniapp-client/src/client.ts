@@ -1,12 +1,12 @@
 /**
  * The client a mini-app's page creates once: its session, its calls to the service, its live
- * events and its payments.
+ * events, its payments, and what the user holds and can buy.
  */
 import { MiniAppError, reasonOf } from './errors.js'
 import { follow, type EventSourceConstructor, type FollowOptions, type Following, type MiniAppEvent, type Transport } from './events.js'
 import { txidOf, type Host } from './host.js'
 import { requestData, type Fetch, type RequestOptions } from './request.js'
-import type { Challenge, CheckedTransaction, Invoice, Session, StreamTicket } from './api-types.js'
+import type { CatalogItem, Challenge, CheckedTransaction, Entitlement, Invoice, Session, StreamTicket } from './api-types.js'
 
 /** Where the session is kept across reloads: `sessionStorage`, say. Default: nowhere (memory only). */
 export interface SessionStore {
@@ -67,6 +67,16 @@ export interface MiniAppClient {
    * transaction, if it does not (`refused`).
    */
   reportPayment (invoice: Invoice, txid: string): Promise<CheckedTransaction>
+  /** What the signed-in user holds now (`GET /api/me/entitlements`): one entry per SKU. */
+  entitlements (): Promise<Entitlement[]>
+  /** What the app sells (`GET /api/catalog`, from the service's CATALOG_FILE). */
+  catalog (): Promise<CatalogItem[]>
+  /**
+   * Buys a catalogue item for the signed-in user: an invoice at the catalogue's price
+   * (`POST /api/catalog/{sku}/invoice`), then `pay`. Resolves with the invoice once confirmed: the
+   * item was granted in the same commit, so `entitlements()` lists it from then on.
+   */
+  buy (sku: string, options?: PayOptions): Promise<Invoice>
 }
 
 const SESSION_KEY = 'bastyon-miniapp-session'
@@ -199,5 +209,15 @@ export function createClient (options: ClientOptions = {}): MiniAppClient {
     pay,
     sendPayment,
     reportPayment,
+    async entitlements () {
+      return (await request<{ entitlements: Entitlement[] }>('/api/me/entitlements', { auth: true })).entitlements
+    },
+    async catalog () {
+      return (await request<{ items: CatalogItem[] }>('/api/catalog')).items
+    },
+    async buy (sku, payOptions) {
+      const invoice = await request<Invoice>(`/api/catalog/${encodeURIComponent(sku)}/invoice`, { method: 'POST', auth: true })
+      return pay(invoice, payOptions)
+    },
   }
 }

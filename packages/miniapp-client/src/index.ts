@@ -2,7 +2,7 @@
  * bastyon-miniapp-client: the browser side of a Bastyon mini-app on bastyon-miniapp-backend.
  * No dependencies; an ES module for the browser (and Node 20, for tests).
  */
-export type { Challenge, CheckedTransaction, Invoice, PolledEvents, Session, StreamTicket } from './api-types.js'
+export type { CatalogItem, Challenge, CheckedTransaction, Entitlement, Invoice, PolledEvents, Session, StreamTicket } from './api-types.js'
 export { createClient, type ClientOptions, type MiniAppClient, type PayOptions, type SessionStore } from './client.js'
 export { demoHost, satoshiOfPkoin, type DemoHostOptions } from './demo-host.js'
 export { MiniAppError } from './errors.js'

@@ -4,9 +4,11 @@
  */
 import type { FastifyPluginAsync } from 'fastify'
 import authRoutes from './auth.js'
+import catalogRoutes from './catalog.js'
 import contentRoutes from './content.js'
 import eventRoutes from './events.js'
 import meRoute from './me.js'
+import myEntitlementsRoute from './my-entitlements.js'
 import nodeInfoRoute from './nodeinfo.js'
 import paymentRoutes from './payments.js'
 import postRoute from './post.js'
@@ -28,7 +30,10 @@ const apiRoutes: FastifyPluginAsync = async (api) => {
   if (api.signIn !== undefined) {
     await api.register(authRoutes)
     await api.register(meRoute)
+    await api.register(myEntitlementsRoute)
   }
+  // The catalogue, when CATALOG_FILE names one (with payments and sign-in on: config.ts).
+  if (api.miniAppConfig.CATALOG_FILE !== '') await api.register(catalogRoutes)
 }
 
 export default apiRoutes
