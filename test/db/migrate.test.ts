@@ -18,8 +18,8 @@ for (const backend of backends(postgres)) {
   describe(`migrations on the ${backend.name} database`, () => {
     it('build the whole schema from an empty database, and find nothing to do the second time', async (t) => {
       const db = await backend.open(t)
-      assert.deepEqual(await appliedVersions(db), [1, 2, 3, 4, 5])
-      assert.deepEqual(await tables(db), ['chain_cursors', 'invoices', 'leases', 'outbox', 'payment_events', 'payment_sightings', 'payments', 'schema_migrations', 'webhook_deliveries'])
+      assert.deepEqual(await appliedVersions(db), [1, 2, 3, 4, 5, 6])
+      assert.deepEqual(await tables(db), ['chain_cursors', 'invoices', 'leases', 'outbox', 'payment_events', 'payment_sightings', 'payments', 'schema_migrations', 'storage_items', 'storage_usage', 'webhook_deliveries'])
       assert.deepEqual(await runMigrations(db, MIGRATIONS), [])
     })
 
@@ -29,8 +29,8 @@ for (const backend of backends(postgres)) {
       await db.query(`INSERT INTO invoices (id, amount_sat, receiver, memo, state, confirmations_required, expires_at_ms, created_at_ms, updated_at_ms, version)
         VALUES ('inv_old', 150000000, 'm', 'old-memo', 'expired', 1, 10, 1, 10, 1)`)
       await db.query('INSERT INTO payment_events (invoice_id, sequence, type, payload, created_at_ms) VALUES ($1, 1, $2, $3, 10)', ['inv_old', 'expired', { previousState: 'pending' }])
-      assert.deepEqual(await runMigrations(db, MIGRATIONS), [2, 3, 4, 5])
-      assert.deepEqual(await appliedVersions(db), [1, 2, 3, 4, 5])
+      assert.deepEqual(await runMigrations(db, MIGRATIONS), [2, 3, 4, 5, 6])
+      assert.deepEqual(await appliedVersions(db), [1, 2, 3, 4, 5, 6])
       const { rows: invoices } = await db.query('SELECT id, amount_sat, state FROM invoices')
       assert.deepEqual(invoices, [{ id: 'inv_old', amount_sat: 150_000_000, state: 'expired' }])
       const { rows: outbox } = await db.query('SELECT consumer, attempts, delivered_at_ms, status FROM outbox')
@@ -41,7 +41,7 @@ for (const backend of backends(postgres)) {
       const db = await backend.open(t, MIGRATIONS.slice(0, 3))
       await db.query(`INSERT INTO invoices (id, amount_sat, receiver, memo, state, confirmations_required, expires_at_ms, created_at_ms, updated_at_ms, version)
         VALUES ('inv_v3', 1000, 'm', 'v3-memo', 'pending', 1, 10, 1, 10, 1)`)
-      assert.deepEqual(await runMigrations(db, MIGRATIONS), [4, 5])
+      assert.deepEqual(await runMigrations(db, MIGRATIONS), [4, 5, 6])
       assert.deepEqual((await db.query('SELECT id, expiry_webhook FROM invoices')).rows, [{ id: 'inv_v3', expiry_webhook: true }])
       await assert.rejects(db.query("INSERT INTO payment_sightings (txid, sighted_at_ms, available_at_ms) VALUES ('not-a-txid', 1, 1)"), { code: '23514' })
     })
@@ -63,7 +63,7 @@ for (const backend of backends(postgres)) {
         const { rows } = await db.query<{ id: number }>("INSERT INTO payment_events (invoice_id, sequence, type, payload, created_at_ms) VALUES ('inv_v4', $1, 'expired', '{}', 10) RETURNING id", [sequence])
         await db.query("INSERT INTO outbox (event_id, consumer, available_at_ms, attempts, delivered_at_ms) VALUES ($1, 'webhook', $2, $3, $4)", [rows[0]?.id, availableAtMs, attempts, deliveredAtMs])
       }
-      assert.deepEqual(await runMigrations(db, MIGRATIONS), [5])
+      assert.deepEqual(await runMigrations(db, MIGRATIONS), [5, 6])
 
       const { rows } = await db.query('SELECT e.sequence, o.status, o.available_at_ms, o.attempts, o.delivered_at_ms FROM outbox o JOIN payment_events e ON e.id = o.event_id ORDER BY e.sequence')
       assert.deepEqual(rows, [
@@ -84,11 +84,28 @@ for (const backend of backends(postgres)) {
       await assert.rejects(db.query("INSERT INTO outbox (event_id, consumer, status) SELECT id, 'app', 'lost' FROM payment_events LIMIT 1"), { code: '23514' })
     })
 
+    it('bring a database of version 5 forward to storage, its invoices and outbox untouched', async (t) => {
+      const db = await backend.open(t, MIGRATIONS.slice(0, 5))
+      await db.query(`INSERT INTO invoices (id, amount_sat, receiver, memo, state, confirmations_required, expires_at_ms, created_at_ms, updated_at_ms, version)
+        VALUES ('inv_v5', 1000, 'm', 'v5-memo', 'pending', 1, 10, 1, 10, 1)`)
+      assert.deepEqual(await runMigrations(db, MIGRATIONS), [6])
+      assert.deepEqual((await db.query('SELECT id, state FROM invoices')).rows, [{ id: 'inv_v5', state: 'pending' }])
+      assert.deepEqual((await db.query('SELECT count(*)::integer AS n FROM storage_items UNION ALL SELECT count(*)::integer FROM storage_usage')).rows, [{ n: 0 }, { n: 0 }])
+      // Keys sort by their bytes (COLLATE "C"), the same on every server: the listing's cursor depends on it.
+      await db.query("INSERT INTO storage_usage (space, owner) VALUES ('user', 'P1')")
+      for (const key of ['b', 'B', '_', 'a', '-', 'Z']) {
+        await db.query("INSERT INTO storage_items (space, owner, key, value, size, version, updated_at_ms) VALUES ('user', 'P1', $1, '1', $2, 'AAAAAAAAAAAAAAAA', 0)", [key, key.length + 1])
+      }
+      const { rows } = await db.query<{ key: string }>("SELECT key FROM storage_items WHERE owner = 'P1' AND key > 'B' ORDER BY key")
+      assert.deepEqual(rows.map(row => row.key), ['Z', '_', 'a', 'b'])
+      await assert.rejects(db.query("INSERT INTO storage_usage (space, owner) VALUES ('team', 'x')"), { code: '23514' })
+    })
+
     it('roll a failing migration back whole, recording nothing', async (t) => {
       const db = await backend.open(t)
       const failing: Migration = { version: MIGRATIONS.length + 1, name: 'fails-halfway', sql: 'CREATE TABLE half_done (id integer); SELECT 1 / 0;' }
       await assert.rejects(runMigrations(db, [...MIGRATIONS, failing]), { code: '22012' })
-      assert.deepEqual(await appliedVersions(db), [1, 2, 3, 4, 5])
+      assert.deepEqual(await appliedVersions(db), [1, 2, 3, 4, 5, 6])
       assert.equal((await tables(db)).includes('half_done'), false)
     })
 
@@ -111,6 +128,6 @@ describe('migrations with several instances starting at once', () => {
     const url = await postgres.freshDatabase()
     const dbs = await Promise.all(Array.from({ length: 4 }, () => openDatabase({ databaseUrl: url })))
     t.after(() => Promise.all(dbs.map(db => db.close())))
-    assert.deepEqual(await appliedVersions(dbs[0] as never), [1, 2, 3, 4, 5])
+    assert.deepEqual(await appliedVersions(dbs[0] as never), [1, 2, 3, 4, 5, 6])
   })
 })

@@ -5,5 +5,6 @@ import { DELIVERY } from './0002-delivery.js'
 import { CHAIN_CURSOR } from './0003-chain-cursor.js'
 import { SIGHTINGS_AND_RETENTION } from './0004-sightings-and-retention.js'
 import { OUTBOX_STATUS } from './0005-outbox-status.js'
+import { USER_STORAGE } from './0006-user-storage.js'
 
-export const MIGRATIONS: readonly Migration[] = [INVOICES_AND_PAYMENTS, DELIVERY, CHAIN_CURSOR, SIGHTINGS_AND_RETENTION, OUTBOX_STATUS]
+export const MIGRATIONS: readonly Migration[] = [INVOICES_AND_PAYMENTS, DELIVERY, CHAIN_CURSOR, SIGHTINGS_AND_RETENTION, OUTBOX_STATUS, USER_STORAGE]

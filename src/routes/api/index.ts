@@ -4,6 +4,7 @@
  */
 import type { FastifyPluginAsync } from 'fastify'
 import authRoutes from './auth.js'
+import collectionRoutes from './collections.js'
 import contentRoutes from './content.js'
 import eventRoutes from './events.js'
 import meRoute from './me.js'
@@ -11,6 +12,7 @@ import nodeInfoRoute from './nodeinfo.js'
 import paymentRoutes from './payments.js'
 import postRoute from './post.js'
 import searchRoute from './search.js'
+import storageRoutes from './storage.js'
 import tagsRoute from './tags.js'
 import userRoute from './user.js'
 
@@ -28,6 +30,11 @@ const apiRoutes: FastifyPluginAsync = async (api) => {
   if (api.signIn !== undefined) {
     await api.register(authRoutes)
     await api.register(meRoute)
+  }
+  // Storage, on with sign-in unless STORAGE=false.
+  if (api.storage !== undefined) {
+    await api.register(storageRoutes)
+    await api.register(collectionRoutes)
   }
 }
 
