@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url'
 import { SessionSchema, ChallengeSchema } from '../src/schemas/auth.js'
 import { EventPollSchema, EventTicketSchema } from '../src/schemas/events.js'
 import { InvoiceSchema, InvoiceTransactionSchema } from '../src/schemas/payments.js'
+import { StorageGetSchema, StorageListSchema } from '../src/schemas/storage.js'
 
 export const CLIENT_TYPES_FILE = fileURLToPath(new URL('../packages/miniapp-client/src/api-types.ts', import.meta.url))
 
@@ -43,6 +44,8 @@ const NAMED: Array<[string, string, JsonSchema]> = [
   ['Session', 'What `POST /api/auth/session` answers: the session of the user who signed.', dataOf(SessionSchema)],
   ['StreamTicket', 'What `POST /api/events/ticket` answers.', dataOf(EventTicketSchema)],
   ['PolledEvents', 'What `GET /api/events/poll` answers.', dataOf(EventPollSchema)],
+  ['StoredItem', 'A stored value as `GET /api/me/storage/{key}` answers it (its ETag comes in the header).', dataOf(StorageGetSchema)],
+  ['StorageListing', 'A page of keys as `GET /api/me/storage` answers it.', dataOf(StorageListSchema)],
 ]
 
 const indent = (text: string, by: string): string => text.split('\n').map(line => line === '' ? line : by + line).join('\n')
