@@ -3,17 +3,16 @@
  * its `space`. No HTTP here, and no choice of who may write: the routes and StorageService decide
  * that; this keeps the versions and the quotas exact.
  *
- * Each write is one transaction that first locks its owner's usage row (created on the first
- * write), then reads the key, checks the write's conditions and the quotas, writes the key and
- * the new totals. Two writers of one owner, on one server or on several instances, thus take
- * turns, and the second sees what the first committed: of two writes made with the same expected
- * version, one wins and the other fails its condition; the totals never pass a quota. The lock is
- * its own statement, before the key is read: at READ COMMITTED a statement reads what was
- * committed when it began, so a read in the statement that waited for the lock could miss the
- * write that held it.
+ * Each write is one call of a function of the database (`storage_put`, `storage_delete`:
+ * db/migrations/0006-user-storage.ts), one transaction that first locks its owner's usage row,
+ * then reads the key, checks the write's conditions and the quotas, and writes the key and the
+ * new totals. Two writers of one owner, on one server or on several instances, thus take turns,
+ * and the second sees what the first committed: of two writes made with the same expected
+ * version, one wins and the other fails its condition; the totals never pass a quota. The
+ * function answers what it did, and the refusals are made here, in words, from its figures.
  */
 import { randomBytes } from 'node:crypto'
-import type { Database, Sql } from '../db/database.js'
+import type { Database } from '../db/database.js'
 import { safeInteger } from '../db/database.js'
 import { StorageError } from './storage-errors.js'
 import { sizeOf, type StorageLimits } from './storage-rules.js'
@@ -73,33 +72,24 @@ function newVersion (): string {
   return randomBytes(VERSION_BYTES).toString('base64url')
 }
 
-function conditionsHold (conditions: WriteConditions, stored: string | undefined): boolean {
-  if (conditions.ifAbsent === true && stored !== undefined) return false
-  if (conditions.ifVersion === undefined) return true
-  const expected = [conditions.ifVersion].flat()
-  return stored !== undefined && (expected.includes('*') || expected.includes(stored))
-}
-
-function preconditionFailed (key: string, stored: string | undefined, conditions: WriteConditions): StorageError {
-  const why = stored === undefined
+function preconditionFailed (key: string, stored: string | null, conditions: WriteConditions): StorageError {
+  const why = stored === null
     ? 'it does not exist'
     : conditions.ifAbsent === true ? 'it exists already' : 'its stored version is another one'
   return new StorageError('STORAGE_ERR_PRECONDITION_FAILED', `The key ${key} was not written: ${why}`)
 }
 
-const LOCK_USAGE = `INSERT INTO storage_usage (space, owner) VALUES ($1, $2)
-  ON CONFLICT (space, owner) DO UPDATE SET keys = storage_usage.keys
-  RETURNING keys, bytes`
-const READ_KEY_STATE = 'SELECT version, size FROM storage_items WHERE space = $1 AND owner = $2 AND key = $3'
-const WRITE_KEY = `INSERT INTO storage_items (space, owner, key, value, size, version, updated_at_ms) VALUES ($1, $2, $3, $4, $5, $6, $7)
-  ON CONFLICT (space, owner, key) DO UPDATE SET value = EXCLUDED.value, size = EXCLUDED.size, version = EXCLUDED.version, updated_at_ms = EXCLUDED.updated_at_ms`
-const WRITE_USAGE = 'UPDATE storage_usage SET keys = $3, bytes = $4 WHERE space = $1 AND owner = $2'
+/** If-Match's versions as the functions take them: null for no condition. */
+function ifVersions (conditions: WriteConditions): string[] | null {
+  return conditions.ifVersion === undefined ? null : [conditions.ifVersion].flat()
+}
 
-interface KeyState { version: string, size: number }
-
-async function keyState (sql: Sql, space: StorageSpace, owner: string, key: string): Promise<KeyState | undefined> {
-  const { rows } = await sql.query<{ version: string, size: number }>(READ_KEY_STATE, [space, owner, key])
-  return rows[0]
+interface PutOutcome {
+  outcome: 'written' | 'precondition_failed' | 'too_many_keys' | 'owner_full'
+  owner_keys: number
+  owner_bytes: unknown
+  stored_version: string | null
+  stored_size: number | null
 }
 
 function usageOf (row: { keys: unknown, bytes: unknown } | undefined): Usage {
@@ -130,26 +120,25 @@ export class StorageStore {
    */
   async put (space: StorageSpace, owner: string, key: string, json: string, conditions: WriteConditions = {}): Promise<StoredRow> {
     const size = sizeOf(key, json)
-    return this.#db.transaction(async sql => {
-      const { rows: [locked] } = await sql.query<{ keys: unknown, bytes: unknown }>(LOCK_USAGE, [space, owner])
-      const usage = usageOf(locked)
-      const stored = await keyState(sql, space, owner, key)
-      if (!conditionsHold(conditions, stored?.version)) throw preconditionFailed(key, stored?.version, conditions)
-      const keys = usage.keys + (stored === undefined ? 1 : 0)
-      const bytes = usage.bytes - (stored?.size ?? 0) + size
-      // Only what grows is refused: an owner above a quota lowered since can still shrink.
-      if (stored === undefined && keys > this.#limits.maxKeys) {
-        throw new StorageError('STORAGE_ERR_TOO_MANY_KEYS', `The key ${key} was not written: ${usage.keys} keys are stored, the most allowed is ${this.#limits.maxKeys} (STORAGE_MAX_KEYS)`)
+    const version = newVersion()
+    const updatedAtMs = this.#now()
+    const { maxKeys, maxOwnerBytes } = this.#limits
+    const { rows: [done] } = await this.#db.query<PutOutcome>('SELECT * FROM storage_put($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)',
+      [space, owner, key, json, size, version, updatedAtMs, ifVersions(conditions), conditions.ifAbsent === true, maxKeys, maxOwnerBytes])
+    switch (done?.outcome) {
+      case 'written':
+        return { key, json, version, updatedAtMs }
+      case 'precondition_failed':
+        throw preconditionFailed(key, done.stored_version, conditions)
+      case 'too_many_keys':
+        throw new StorageError('STORAGE_ERR_TOO_MANY_KEYS', `The key ${key} was not written: ${done.owner_keys} keys are stored, the most allowed is ${maxKeys} (STORAGE_MAX_KEYS)`)
+      case 'owner_full': {
+        const bytes = safeInteger(done.owner_bytes, 'owner_bytes') - (done.stored_size ?? 0) + size
+        throw new StorageError('STORAGE_ERR_OWNER_FULL', `The key ${key} was not written: its owner's keys and values would take ${bytes} bytes, the most allowed is ${maxOwnerBytes} (STORAGE_MAX_USER_BYTES)`)
       }
-      if (bytes > this.#limits.maxOwnerBytes && size > (stored?.size ?? 0)) {
-        throw new StorageError('STORAGE_ERR_OWNER_FULL', `The key ${key} was not written: its owner's keys and values would take ${bytes} bytes, the most allowed is ${this.#limits.maxOwnerBytes} (STORAGE_MAX_USER_BYTES)`)
-      }
-      const version = newVersion()
-      const updatedAtMs = this.#now()
-      await sql.query(WRITE_KEY, [space, owner, key, json, size, version, updatedAtMs])
-      await sql.query(WRITE_USAGE, [space, owner, keys, bytes])
-      return { key, json, version, updatedAtMs }
-    })
+      default:
+        throw new Error(`storage_put answered ${JSON.stringify(done)}`)
+    }
   }
 
   /**
@@ -158,16 +147,14 @@ export class StorageStore {
    * @throws StorageError STORAGE_ERR_PRECONDITION_FAILED
    */
   async delete (space: StorageSpace, owner: string, key: string, conditions: Pick<WriteConditions, 'ifVersion'> = {}): Promise<boolean> {
-    return this.#db.transaction(async sql => {
-      const { rows: [locked] } = await sql.query<{ keys: unknown, bytes: unknown }>('SELECT keys, bytes FROM storage_usage WHERE space = $1 AND owner = $2 FOR UPDATE', [space, owner])
-      const stored = locked === undefined ? undefined : await keyState(sql, space, owner, key)
-      if (!conditionsHold(conditions, stored?.version)) throw preconditionFailed(key, stored?.version, conditions)
-      if (stored === undefined) return false
-      const usage = usageOf(locked)
-      await sql.query('DELETE FROM storage_items WHERE space = $1 AND owner = $2 AND key = $3', [space, owner, key])
-      await sql.query(WRITE_USAGE, [space, owner, usage.keys - 1, usage.bytes - stored.size])
-      return true
-    })
+    const { rows: [done] } = await this.#db.query<{ outcome: 'deleted' | 'missing' | 'precondition_failed', stored_version: string | null }>(
+      'SELECT * FROM storage_delete($1, $2, $3, $4)', [space, owner, key, ifVersions(conditions)])
+    switch (done?.outcome) {
+      case 'deleted': return true
+      case 'missing': return false
+      case 'precondition_failed': throw preconditionFailed(key, done.stored_version, conditions)
+      default: throw new Error(`storage_delete answered ${JSON.stringify(done)}`)
+    }
   }
 
   /** Up to `limit` keys after `after` (`''`: from the first), in byte order. */
