@@ -89,7 +89,7 @@ async function seed (dataDir: string, owners: string[]): Promise<number> {
     const BATCH = Math.max(1, Math.floor(100_000 / KEYS))
     for (let from = 1; from <= owners.length; from += BATCH) {
       await db.transaction(async sql => {
-        await sql.query(`INSERT INTO storage_usage (space, owner, keys, bytes) SELECT 'user', owner, 0, 0 FROM bench_owners WHERE n BETWEEN $1 AND $2`, [from, from + BATCH - 1])
+        await sql.query('INSERT INTO storage_usage (space, owner, keys, bytes) SELECT \'user\', owner, 0, 0 FROM bench_owners WHERE n BETWEEN $1 AND $2', [from, from + BATCH - 1])
         await sql.query(`INSERT INTO storage_items (space, owner, key, value, size, version, updated_at_ms)
           SELECT 'user', o.owner, 'key-' || k, v.value, octet_length('key-' || k) + octet_length(v.value), substr(md5(o.n || '/' || k), 1, 16), 1800000000000
           FROM bench_owners o CROSS JOIN generate_series(1, $3::integer) AS k
