@@ -8,11 +8,11 @@ export const STORAGE_ERROR_CODES = {
   STORAGE_ERR_KEY_INVALID: 'A key or a collection name breaks its rule: 1 to 128 characters, each a letter, a digit, `.`, `_` or `-`.',
   STORAGE_ERR_VALUE_INVALID: 'The value is not JSON: undefined, a function, a bigint, or an object that refers to itself.',
   STORAGE_ERR_NOT_FOUND: 'No value is stored under this key.',
-  STORAGE_ERR_PRECONDITION_FAILED: 'The stored version is not the one the write expected (If-Match), or the key exists when it had to be new (If-None-Match: *): nothing was written.',
-  STORAGE_ERR_VALUE_TOO_LARGE: 'The value takes more bytes as JSON than STORAGE_MAX_VALUE_BYTES.',
-  STORAGE_ERR_TOO_MANY_KEYS: 'The owner already has STORAGE_MAX_KEYS keys: a new key needs another deleted first.',
-  STORAGE_ERR_OWNER_FULL: 'The owner\'s keys and values would take more than STORAGE_MAX_USER_BYTES bytes together.',
-  STORAGE_ERR_NOT_ADMIN: 'Writing to a collection takes a signed-in address listed in APP_ADMINS.',
+  STORAGE_ERR_PRECONDITION_FAILED: 'The stored version is not the one the write expected (`If-Match`), or the key exists when it had to be new (`If-None-Match: *`): nothing was written.',
+  STORAGE_ERR_VALUE_TOO_LARGE: 'The value takes more bytes as JSON than `STORAGE_MAX_VALUE_BYTES`.',
+  STORAGE_ERR_TOO_MANY_KEYS: 'The owner already has `STORAGE_MAX_KEYS` keys: a new key needs another deleted first.',
+  STORAGE_ERR_OWNER_FULL: 'The owner\'s keys and values would take more than `STORAGE_MAX_USER_BYTES` bytes together.',
+  STORAGE_ERR_NOT_ADMIN: 'Writing to a collection takes a signed-in address listed in `APP_ADMINS`.',
 } as const
 
 export type StorageErrorCode = keyof typeof STORAGE_ERROR_CODES

@@ -6,8 +6,10 @@
  */
 import assert from 'node:assert/strict'
 import { rmSync } from 'node:fs'
+import { readFile } from 'node:fs/promises'
 import { describe, it } from 'node:test'
 import { addressOf, testKey } from '../../devnode/bastyon-host.js'
+import { STORAGE_ERROR_CODES, STORAGE_ERROR_STATUS } from '../../src/storage/storage-errors.js'
 import { startApp, type TestApp } from '../helpers/build-app.js'
 import { startEmulator } from '../helpers/start-emulator.js'
 import { APP_ID, bearer, signIn, type Answer } from '../helpers/sign-in.js'
@@ -271,5 +273,26 @@ describe('per-user storage over HTTP', () => {
     assert.equal(app.app.database.isOpen, false, 'signed in, nothing stored: no database')
     assert.equal((await call(app, 'GET', '/api/me/storage/k', { token: alice })).status, 404)
     assert.equal(app.app.database.isOpen, true)
+  })
+
+  it('lets the origins in CORS_ORIGINS write with If-Match from a browser, and read the ETag', async (t) => {
+    const { app, alice } = await service(t, { CORS_ORIGINS: 'https://app.example' })
+    const preflight = await app.get('/api/me/storage/theme', {
+      method: 'OPTIONS',
+      headers: { origin: 'https://app.example', 'access-control-request-method': 'PUT', 'access-control-request-headers': 'authorization,content-type,if-match,if-none-match' },
+    })
+    assert.equal(preflight.status, 204)
+    assert.match(preflight.headers.get('access-control-allow-methods') ?? '', /PUT/)
+    for (const header of ['Authorization', 'Content-Type', 'If-Match', 'If-None-Match']) assert.match(preflight.headers.get('access-control-allow-headers') ?? '', new RegExp(header, 'i'))
+    const put = await call(app, 'PUT', '/api/me/storage/theme', { token: alice, body: { value: 'dark' }, headers: { origin: 'https://app.example' } })
+    assert.equal(put.headers.get('access-control-allow-origin'), 'https://app.example')
+    assert.match(put.headers.get('access-control-expose-headers') ?? '', /ETag/i)
+  })
+
+  it('has every refusal code documented in docs/storage.md, with its status and meaning', async () => {
+    const doc = await readFile(new URL('../../docs/storage.md', import.meta.url), 'utf8')
+    for (const [code, meaning] of Object.entries(STORAGE_ERROR_CODES)) {
+      assert.ok(doc.includes(`| \`${code}\` | ${STORAGE_ERROR_STATUS[code as keyof typeof STORAGE_ERROR_CODES]} | ${meaning} |`), `${code} is in docs/storage.md with its status and meaning`)
+    }
   })
 })
