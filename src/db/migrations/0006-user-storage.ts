@@ -8,8 +8,8 @@
  *
  * A write is one call of a function here, one statement and so one transaction, rather than a
  * transaction of five or six statements sent one by one: each call into the embedded database
- * costs about as much as the statement it runs, and a PUT in one call took a quarter of the time
- * (bench/results.md, "Per-user storage"). In a PL/pgSQL function each statement reads what was
+ * costs about as much as the statement it runs, and a PUT in one call takes 40 % of the time at the
+ * median (bench/results.md, "Per-user storage"). In a PL/pgSQL function each statement reads what was
  * committed when it began, as a statement sent alone does: the key is read after the lock is
  * held, so it is never older than the last write of the owner.
  */
