@@ -16,6 +16,7 @@ import { CatalogSchema } from '../src/schemas/catalog.js'
 import { MyEntitlementsSchema } from '../src/schemas/entitlements.js'
 import { EventPollSchema, EventTicketSchema } from '../src/schemas/events.js'
 import { InvoiceSchema, InvoiceTransactionSchema } from '../src/schemas/payments.js'
+import { StorageGetSchema, StorageListSchema } from '../src/schemas/storage.js'
 
 export const CLIENT_TYPES_FILE = fileURLToPath(new URL('../packages/miniapp-client/src/api-types.ts', import.meta.url))
 
@@ -54,6 +55,8 @@ const NAMED: Array<[string, string, JsonSchema]> = [
   ['PolledEvents', 'What `GET /api/events/poll` answers.', dataOf(EventPollSchema)],
   ['Entitlement', 'A SKU the signed-in user holds, as `GET /api/me/entitlements` lists it.', itemsOf(dataOf(MyEntitlementsSchema), 'entitlements')],
   ['CatalogItem', 'An item of the catalogue, as `GET /api/catalog` lists it; its price in satoshi.', itemsOf(dataOf(CatalogSchema), 'items')],
+  ['StoredItem', 'A stored value as `GET /api/me/storage/{key}` answers it (its ETag comes in the header).', dataOf(StorageGetSchema)],
+  ['StorageListing', 'A page of keys as `GET /api/me/storage` answers it.', dataOf(StorageListSchema)],
 ]
 
 const indent = (text: string, by: string): string => text.split('\n').map(line => line === '' ? line : by + line).join('\n')

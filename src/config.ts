@@ -13,6 +13,7 @@ const METRICS_TOKEN_RULE = 'empty (GET /metrics open to anyone who reaches the p
 const PAYMENT_WEBHOOK_URL_RULE = 'empty (no webhooks), or the http(s):// URL that receives the payment events (needs PAYMENT_ADDRESS and PAYMENT_WEBHOOK_SECRET)'
 const PAYMENT_WEBHOOK_SECRET_RULE = 'a secret of at least 32 visible ASCII characters, no spaces, that signs each webhook (HMAC-SHA256); required with PAYMENT_WEBHOOK_URL'
 const EVENTS_INGEST_LEASE_RULE = '0 (no lease: with REDIS_URL every instance ingests the chain itself) or an integer from 1000 to 600000 (milliseconds the ingest lease outlives its holder; renewed every third of it)'
+const APP_ADMINS_RULE = 'empty (no admins), or a comma-separated list of addresses of POCKETNET_NETWORK that may write the app\'s collections through the API'
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
 
 /** A whole number within `range` (pocketnet-client's, for the client's options: one source for both). */
@@ -69,6 +70,11 @@ export const ConfigSchema = Type.Object({
   AUTH_SIGNATURE_CHECKS_PER_S: integer({ default: 200, min: 1, max: 1_000_000 }, ' (signatures checked per second by one process; past it sign-in answers 503)'),
   AUTH_ACCEPT_SIGNATURE_HEADER: Type.Boolean({ default: false, description: 'true or false (needs BASTYON_APP_ID)' }),
   AUTH_ACCEPT_SIGNED_FETCH: Type.Boolean({ default: false, description: 'true or false (needs BASTYON_APP_ID)' }),
+  STORAGE: Type.Boolean({ default: true, description: 'true or false: per-user storage and the app\'s collections, whenever sign-in is on (BASTYON_APP_ID)' }),
+  STORAGE_MAX_KEYS: integer({ default: 1024, min: 1, max: 1_000_000 }, ' (keys one user, or one collection, may keep)'),
+  STORAGE_MAX_VALUE_BYTES: integer({ default: 65_536, min: 16, max: 1_048_576 }, ' (bytes of one value as JSON)'),
+  STORAGE_MAX_USER_BYTES: integer({ default: 1_048_576, min: 16, max: 1_073_741_824 }, ' (bytes of all keys and values of one user, or one collection)'),
+  APP_ADMINS: Type.String({ default: '', description: APP_ADMINS_RULE }),
   METRICS_TOKEN: Type.String({ default: '', description: METRICS_TOKEN_RULE }),
   DATA_DIR: Type.String({ default: 'data', minLength: 1, description: 'the directory of the embedded database (invoices), when DATABASE_URL is empty' }),
   DATABASE_URL: Type.String({ default: '', description: 'empty (the embedded database in DATA_DIR), or postgres://user:password@host:port/db, shared by every instance' }),
@@ -186,9 +192,22 @@ export function loadConfig (env: Record<string, string | undefined>): AppConfig 
     if (config.PAYMENT_ADDRESS === '') problems.set('CATALOG_FILE', 'CATALOG_FILE needs PAYMENT_ADDRESS: the catalogue\'s items are bought with invoices paid to it')
     else if (config.BASTYON_APP_ID === '') problems.set('CATALOG_FILE', 'CATALOG_FILE needs BASTYON_APP_ID: an item is granted to the signed-in user who buys it')
   }
-  if (config.PAYMENT_ADDRESS !== '' && typeof config.WEB_CONCURRENCY === 'number' && config.WEB_CONCURRENCY > 1 && config.DATABASE_URL === '') {
+  const storageOn = config.BASTYON_APP_ID !== '' && config.STORAGE === true
+  if (typeof config.WEB_CONCURRENCY === 'number' && config.WEB_CONCURRENCY > 1 && config.DATABASE_URL === '') {
     // The embedded database belongs to one process.
-    problems.set('DATABASE_URL', 'WEB_CONCURRENCY above 1 with payments on (PAYMENT_ADDRESS) needs DATABASE_URL: the embedded database can be opened by one process only')
+    const users = [
+      ...(config.PAYMENT_ADDRESS !== '' ? ['payments on (PAYMENT_ADDRESS)'] : []),
+      ...(storageOn ? ['storage on (BASTYON_APP_ID, unless STORAGE=false)'] : []),
+    ]
+    if (users.length > 0) problems.set('DATABASE_URL', `WEB_CONCURRENCY above 1 with ${users.join(' and ')} needs DATABASE_URL: the embedded database can be opened by one process only`)
+  }
+  if (!problems.has('STORAGE_MAX_VALUE_BYTES') && !problems.has('STORAGE_MAX_USER_BYTES') && (config.STORAGE_MAX_VALUE_BYTES as number) > (config.STORAGE_MAX_USER_BYTES as number)) {
+    problems.set('STORAGE_MAX_VALUE_BYTES', 'STORAGE_MAX_VALUE_BYTES must not be above STORAGE_MAX_USER_BYTES: a value that large could never be stored')
+  }
+  if (typeof config.APP_ADMINS === 'string' && config.APP_ADMINS !== '') {
+    const bad = config.APP_ADMINS.split(',').map(address => address.trim()).find(address => !isPocketnetAddress(address, config.POCKETNET_NETWORK as PocketnetNetwork))
+    if (bad !== undefined) problems.set('APP_ADMINS', `APP_ADMINS must be ${APP_ADMINS_RULE} (got ${JSON.stringify(bad)})`)
+    else if (!storageOn) problems.set('APP_ADMINS', 'APP_ADMINS needs BASTYON_APP_ID (and STORAGE not false): admins write the collections signed in')
   }
   if (problems.size > 0) throw new ConfigError([...problems.values()])
   return config as AppConfig

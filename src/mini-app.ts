@@ -2,9 +2,9 @@
  * miniApp: the whole service as one Fastify plugin, for a mini-app developer's own Fastify app
  * (`app.register(miniApp, { paymentAddress: 'P…' })`) as much as for ours (app.ts registers it
  * into the server it makes). It brings the API routes under /api, sign-in, live events,
- * payments, entitlements, rate limits, metrics, health and the OpenAPI docs, and leaves each
- * capability typed on the instance: `app.payments`, `app.entitlements`, `app.events`,
- * `app.signIn`, `app.pocketnet`, `app.metrics`.
+ * payments, entitlements, per-user storage, rate limits, metrics, health and the OpenAPI docs,
+ * and leaves each capability typed on the instance: `app.payments`, `app.entitlements`,
+ * `app.storage`, `app.events`, `app.signIn`, `app.pocketnet`, `app.metrics`.
  *
  * Settings: each variable of the environment (README, "Configuration") is also an option, its
  * name in camelCase (PAYMENT_ADDRESS is `paymentAddress`); an option given in code wins over the
@@ -51,6 +51,7 @@ import rateLimit from './rate-limit/rate-limit.js'
 import redis from './redis/plugin.js'
 import apiRoutes from './routes/api/index.js'
 import healthRoutes from './routes/health.js'
+import storage from './storage/plugin.js'
 import { ADDRESS_FORMAT } from './schemas/common.js'
 
 export type { AppConfig } from './config.js'
@@ -62,6 +63,8 @@ export type { AuthUser } from './auth/sign-in.js'
 export type { EntitlementsService, GrantOptions } from './entitlements/entitlements-service.js'
 export type { Entitlement, Grant, GrantTerms } from './entitlements/entitlement.js'
 export { optionalUser, signedInUser } from './auth/plugin.js'
+export type { ListOptions, StorageList, StorageScope, StorageService, StoredItem, StoredKey, Usage as StorageUsage, WriteConditions } from './storage/storage-service.js'
+export { StorageError, STORAGE_ERROR_CODES, type StorageErrorCode } from './storage/storage-errors.js'
 // What each plugin adds to Fastify's types (app.payments, request.user, a route's config.auth…)
 // reaches a developer's app through these lines: a declaration file keeps only what it names.
 export {} from './auth/plugin.js'
@@ -75,6 +78,7 @@ export {} from './metrics/plugin.js'
 export {} from './payments/plugin.js'
 export {} from './pocketnet/client-plugin.js'
 export {} from './rate-limit/rate-limit.js'
+export {} from './storage/plugin.js'
 export {} from './redis/plugin.js'
 
 /** PAYMENT_ADDRESS → paymentAddress. */
@@ -173,6 +177,7 @@ const plugin: FastifyPluginAsync<MiniAppOptions> = async (app, options) => {
   // Before payments, which tell it of the grants their confirmations write.
   await app.register(entitlements, { now: options.now, clock: options.clock })
   await app.register(payments, { now: options.now })
+  await app.register(storage, { now: options.now })
   if (service !== undefined) {
     await app.register(fastPathRecorder, { fastPath: service.fastPath, ledger })
   } else {

@@ -136,6 +136,10 @@ export default fp(async (app) => {
       return sendUnavailable(reply, new ServiceUnavailableError(err.message, retryAfterSeconds(retryAfterMs)))
     }
     const status = fastifyError.statusCode
+    if (fastifyError.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+      // Which limit: routes differ (a stored value's PUT takes more than sign-in).
+      return send(reply, 413, STATUS_TITLES[413] as string, `The request body is larger than the ${request.routeOptions.bodyLimit} bytes this route takes`)
+    }
     if (typeof status === 'number' && status >= 400 && status < 500) {
       return send(reply, status, STATUS_TITLES[status] ?? 'Bad request', err.message)
     }

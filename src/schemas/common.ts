@@ -5,6 +5,7 @@
 import { Type } from 'typebox'
 import { DEFAULT_PAGE_SIZE, POCKETNET_ADDRESS_RULE } from 'pocketnet-client'
 import { ParameterError } from '../http/errors.js'
+import { KEY_RULE, MAX_LIST_LIMIT } from '../storage/storage-rules.js'
 
 export const MAX_KEYWORD_LENGTH = 200
 export const MAX_PAGE_SIZE = 100
@@ -17,6 +18,10 @@ export const PARAMETER_RULES: Record<string, string> = {
   pageSize: `a whole number from 1 to ${MAX_PAGE_SIZE}`,
   hash: '64 lowercase hexadecimal characters (a transaction hash)',
   lang: 'a two-letter language code in lowercase, such as en or ru',
+  key: KEY_RULE,
+  name: `a collection's name: ${KEY_RULE}`,
+  after: `a key (${KEY_RULE}): the previous page's next`,
+  limit: `a whole number from 1 to ${MAX_LIST_LIMIT}`,
 }
 
 /** A post as a node sends it (short keys, passed through), for the examples of the API reference. */

@@ -71,11 +71,55 @@ describe('loadConfig', () => {
   })
 })
 
+describe('storage settings', () => {
+  it('defaults to quotas above Telegram\'s, on with sign-in', () => {
+    const config = loadConfig({ BASTYON_APP_ID: 'demo.pocketnet.app' })
+    assert.deepEqual([config.STORAGE, config.STORAGE_MAX_KEYS, config.STORAGE_MAX_VALUE_BYTES, config.STORAGE_MAX_USER_BYTES, config.APP_ADMINS], [true, 1024, 65_536, 1_048_576, ''])
+  })
+
+  it('refuses a value limit above the owner\'s, admins that are no addresses, and admins without sign-in', () => {
+    const problems = (env: Record<string, string>): string[] => {
+      try {
+        loadConfig(env)
+        return []
+      } catch (err) {
+        return (err as ConfigError).problems
+      }
+    }
+    assert.deepEqual(problems({ STORAGE_MAX_VALUE_BYTES: '2048', STORAGE_MAX_USER_BYTES: '1024' }), ['STORAGE_MAX_VALUE_BYTES must not be above STORAGE_MAX_USER_BYTES: a value that large could never be stored'])
+    assert.deepEqual(problems({ STORAGE_MAX_VALUE_BYTES: '2000000' }), ['STORAGE_MAX_VALUE_BYTES must be an integer from 16 to 1048576 (bytes of one value as JSON) (got "2000000")'])
+    const signIn = { BASTYON_APP_ID: 'demo.pocketnet.app' }
+    assert.deepEqual(problems({ ...signIn, APP_ADMINS: 'PEmxMUL35Z5rtULmHMuYLNYsQGu23HXBeX, nope' }), ['APP_ADMINS must be empty (no admins), or a comma-separated list of addresses of POCKETNET_NETWORK that may write the app\'s collections through the API (got "nope")'])
+    assert.deepEqual(problems({ APP_ADMINS: 'PEmxMUL35Z5rtULmHMuYLNYsQGu23HXBeX' }), ['APP_ADMINS needs BASTYON_APP_ID (and STORAGE not false): admins write the collections signed in'])
+    assert.deepEqual(problems({ ...signIn, STORAGE: 'false', APP_ADMINS: 'PEmxMUL35Z5rtULmHMuYLNYsQGu23HXBeX' }), ['APP_ADMINS needs BASTYON_APP_ID (and STORAGE not false): admins write the collections signed in'])
+    assert.equal(loadConfig({ ...signIn, APP_ADMINS: 'PEmxMUL35Z5rtULmHMuYLNYsQGu23HXBeX, PR7srzZt4EfcNb3s27grgmiG8aB9vYNV82' }).APP_ADMINS, 'PEmxMUL35Z5rtULmHMuYLNYsQGu23HXBeX, PR7srzZt4EfcNb3s27grgmiG8aB9vYNV82')
+  })
+})
+
 describe('configurations that would be unsafe (issue #24)', () => {
   it('refuses sign-in with several workers and no Redis, in one line saying why', () => {
     assert.throws(() => loadConfig({ BASTYON_APP_ID: 'demo.pocketnet.app', WEB_CONCURRENCY: '2' }), /WEB_CONCURRENCY above 1 with sign-in on \(BASTYON_APP_ID\) needs REDIS_URL: .*sign-out/)
-    assert.equal(loadConfig({ BASTYON_APP_ID: 'demo.pocketnet.app', WEB_CONCURRENCY: '2', REDIS_URL: 'redis://127.0.0.1:6379' }).WEB_CONCURRENCY, 2)
+    // Storage is on with sign-in, and needs a database every worker shares (below); off, Redis is enough.
+    assert.equal(loadConfig({ BASTYON_APP_ID: 'demo.pocketnet.app', WEB_CONCURRENCY: '2', REDIS_URL: 'redis://127.0.0.1:6379', STORAGE: 'false' }).WEB_CONCURRENCY, 2)
     assert.equal(loadConfig({ WEB_CONCURRENCY: '2' }).WEB_CONCURRENCY, 2, 'without sign-in there is nothing per user to share')
+  })
+
+  it('refuses several workers on the embedded database, which one process owns, naming what needs it', () => {
+    const signIn = { BASTYON_APP_ID: 'demo.pocketnet.app', REDIS_URL: 'redis://127.0.0.1:6379', WEB_CONCURRENCY: '2' }
+    const payments = { PAYMENT_ADDRESS: 'PEmxMUL35Z5rtULmHMuYLNYsQGu23HXBeX', WEB_CONCURRENCY: '2' }
+    const problem = (env: Record<string, string>): string[] => {
+      try {
+        loadConfig(env)
+        return []
+      } catch (err) {
+        return (err as ConfigError).problems
+      }
+    }
+    assert.deepEqual(problem(signIn), ['WEB_CONCURRENCY above 1 with storage on (BASTYON_APP_ID, unless STORAGE=false) needs DATABASE_URL: the embedded database can be opened by one process only'])
+    assert.deepEqual(problem(payments), ['WEB_CONCURRENCY above 1 with payments on (PAYMENT_ADDRESS) needs DATABASE_URL: the embedded database can be opened by one process only'])
+    assert.deepEqual(problem({ ...signIn, ...payments }), ['WEB_CONCURRENCY above 1 with payments on (PAYMENT_ADDRESS) and storage on (BASTYON_APP_ID, unless STORAGE=false) needs DATABASE_URL: the embedded database can be opened by one process only'])
+    assert.deepEqual(problem({ ...signIn, ...payments, DATABASE_URL: 'postgres://db/app' }), [])
+    assert.deepEqual(problem({ ...signIn, WEB_CONCURRENCY: '1' }), [])
   })
 
   it('refuses a BASTYON_APP_ID with a look-alike letter: the host\'s app ids are ASCII, and so are the sessions sign-in expects', () => {

@@ -22,7 +22,7 @@ for (const backend of backends(postgres)) {
     it('build the whole schema from an empty database, and find nothing to do the second time', async (t) => {
       const db = await backend.open(t)
       assert.deepEqual(await appliedVersions(db), versionsAfter(0))
-      assert.deepEqual(await tables(db), ['chain_cursors', 'entitlement_grants', 'invoices', 'leases', 'outbox', 'payment_events', 'payment_sightings', 'payments', 'schema_migrations', 'webhook_deliveries'])
+      assert.deepEqual(await tables(db), ['chain_cursors', 'entitlement_grants', 'invoices', 'leases', 'outbox', 'payment_events', 'payment_sightings', 'payments', 'schema_migrations', 'storage_items', 'storage_usage', 'webhook_deliveries'])
       assert.deepEqual(await runMigrations(db, MIGRATIONS), [])
     })
 
@@ -85,6 +85,23 @@ for (const backend of backends(postgres)) {
       assert.deepEqual((await outbox.claim('webhook')).map(event => [event.sequence, event.attempts]), [[3, 1]], 'the due one, not the given-up one')
       assert.equal(await outbox.nextDueAt('webhook'), 1_000_000 + 30_000)
       await assert.rejects(db.query("INSERT INTO outbox (event_id, consumer, status) SELECT id, 'app', 'lost' FROM payment_events LIMIT 1"), { code: '23514' })
+    })
+
+    it('bring a database of version 5 forward to storage, its invoices and outbox untouched', async (t) => {
+      const db = await backend.open(t, MIGRATIONS.slice(0, 5))
+      await db.query(`INSERT INTO invoices (id, amount_sat, receiver, memo, state, confirmations_required, expires_at_ms, created_at_ms, updated_at_ms, version)
+        VALUES ('inv_v5', 1000, 'm', 'v5-memo', 'pending', 1, 10, 1, 10, 1)`)
+      assert.deepEqual(await runMigrations(db, MIGRATIONS), [6])
+      assert.deepEqual((await db.query('SELECT id, state FROM invoices')).rows, [{ id: 'inv_v5', state: 'pending' }])
+      assert.deepEqual((await db.query('SELECT count(*)::integer AS n FROM storage_items UNION ALL SELECT count(*)::integer FROM storage_usage')).rows, [{ n: 0 }, { n: 0 }])
+      // Keys sort by their bytes (COLLATE "C"), the same on every server: the listing's cursor depends on it.
+      await db.query("INSERT INTO storage_usage (space, owner) VALUES ('user', 'P1')")
+      for (const key of ['b', 'B', '_', 'a', '-', 'Z']) {
+        await db.query("INSERT INTO storage_items (space, owner, key, value, size, version, updated_at_ms) VALUES ('user', 'P1', $1, '1', $2, 'AAAAAAAAAAAAAAAA', 0)", [key, key.length + 1])
+      }
+      const { rows } = await db.query<{ key: string }>("SELECT key FROM storage_items WHERE owner = 'P1' AND key > 'B' ORDER BY key")
+      assert.deepEqual(rows.map(row => row.key), ['Z', '_', 'a', 'b'])
+      await assert.rejects(db.query("INSERT INTO storage_usage (space, owner) VALUES ('team', 'x')"), { code: '23514' })
     })
 
     it('roll a failing migration back whole, recording nothing', async (t) => {

@@ -40,7 +40,9 @@ describe('OpenAPI document', () => {
     const service = await startApp(t, { nodes: [NO_NODE], env: { BASTYON_APP_ID: 'demo.pocketnet.app' } })
     const { body } = await service.get('/openapi.json')
     await SwaggerParser.validate(structuredClone(body))
-    assert.deepEqual(Object.keys(body.paths).filter((path: string) => /^\/api\/(auth|me)\b/.test(path)).sort(), ['/api/auth/challenge', '/api/auth/session', '/api/me', '/api/me/entitlements'])
+    assert.deepEqual(Object.keys(body.paths).filter((path: string) => /^\/api\/(auth|me|collections)\b/.test(path)).sort(), [
+      '/api/auth/challenge', '/api/auth/session', '/api/collections/{name}', '/api/collections/{name}/{key}', '/api/me', '/api/me/entitlements', '/api/me/storage', '/api/me/storage/{key}',
+    ])
     assert.deepEqual(Object.keys(body.paths['/api/auth/session']).sort(), ['delete', 'post'])
     assert.deepEqual(body.components.securitySchemes.bearer, { type: 'http', scheme: 'bearer', description: 'The token from POST /api/auth/session' })
     for (const [path, method] of [['/api/me', 'get'], ['/api/me/entitlements', 'get'], ['/api/auth/session', 'delete']] as const) {
@@ -48,6 +50,18 @@ describe('OpenAPI document', () => {
       assert.deepEqual(operation.security, [{ bearer: [] }], path)
       assert.ok(operation.responses['401'].content['application/json'].schema.properties.code.enum.includes('AUTH_TOKEN_INVALID'), path)
     }
+    // Storage: the user's own routes and the collections' writes need sign-in; reading a collection does not.
+    for (const [path, method] of [['/api/me', 'delete'], ['/api/me/storage', 'get'], ['/api/me/storage/{key}', 'get'], ['/api/me/storage/{key}', 'put'], ['/api/me/storage/{key}', 'delete'], ['/api/collections/{name}/{key}', 'put'], ['/api/collections/{name}/{key}', 'delete']] as const) {
+      const operation = body.paths[path][method]
+      assert.deepEqual(operation.security, [{ bearer: [] }], `${method} ${path}`)
+      assert.ok(operation.responses['401'], `${method} ${path}`)
+    }
+    for (const path of ['/api/collections/{name}', '/api/collections/{name}/{key}']) assert.equal(body.paths[path].get.security, undefined, path)
+    const put = body.paths['/api/me/storage/{key}'].put
+    assert.deepEqual(put.requestBody.content['application/json'].schema.required, ['value'])
+    assert.deepEqual(Object.keys(put.responses).sort(), ['200', '400', '401', '412', '413', '429', '500', '503'])
+    assert.ok(put.responses['412'].content['application/json'].schema.properties.code.enum.includes('STORAGE_ERR_PRECONDITION_FAILED'))
+    assert.deepEqual(Object.keys(body.paths['/api/collections/{name}/{key}'].put.responses).sort(), ['200', '400', '401', '403', '412', '413', '429', '500', '503'])
     const signIn = body.paths['/api/auth/session'].post
     assert.deepEqual(signIn.requestBody.content['application/json'].schema.required, ['signature'])
     assert.ok(signIn.responses['401'].content['application/json'].schema.properties.code.enum.includes('SIG_HIGH_S'))

@@ -289,3 +289,72 @@ describe('bastyon-miniapp-client', () => {
     for (const nothing of [undefined, null, '', 'abc', { transaction: 5 }, 'zz'.repeat(32)]) assert.equal(txidOf(nothing), '')
   })
 })
+
+describe('bastyon-miniapp-client storage', () => {
+  const ADMIN_KEY = testKey('miniapp-client admin')
+  /** Sign-in and storage on, in a fresh data directory; the admin may write collections. */
+  async function storageService (t: WithAfter): Promise<{ node: Emulator, app: TestApp }> {
+    const node = await startEmulator(t)
+    const dataDir = await freshDataDir()
+    t.after(() => rmSync(dataDir, { recursive: true, force: true }))
+    const app = await startApp(t, { nodes: [node.url], env: { BASTYON_APP_ID: APP_ID, DATA_DIR: dataDir, APP_ADMINS: addressOf(ADMIN_KEY) } })
+    return { node, app }
+  }
+  const signer = (key: Uint8Array): Host => ({ sign: async (text) => sdkSign(text, APP_ID, { key, issued: Date.now() }) })
+
+  it('gets, puts, lists and deletes the user\'s values with their ETags; a stale ifMatch is a 412 that changes nothing', async (t) => {
+    const { app } = await storageService(t)
+    const client = createClient({ baseUrl: app.url, host: signer(USER_KEY) })
+    await assert.rejects(client.storage.get('theme'), { name: 'MiniAppError', status: 401 })
+    await client.signIn()
+    assert.equal(await client.storage.get('theme'), undefined)
+    const stored = await client.storage.put('theme', { mode: 'dark' })
+    assert.deepEqual(stored.value, { mode: 'dark' })
+    assert.match(stored.etag, /^"[A-Za-z0-9_-]{16}"$/)
+    assert.deepEqual(await client.storage.get<{ mode: string }>('theme'), stored)
+
+    const next = await client.storage.put('theme', { mode: 'light' }, { ifMatch: stored.etag })
+    await assert.rejects(client.storage.put('theme', { mode: 'sepia' }, { ifMatch: stored.etag }), (error: MiniAppError) => {
+      assert.deepEqual([error.status, error.code, error.reason], [412, 'STORAGE_ERR_PRECONDITION_FAILED', 'Precondition failed'])
+      return true
+    })
+    assert.deepEqual((await client.storage.get('theme'))?.value, { mode: 'light' })
+    await assert.rejects(client.storage.put('theme', 1, { ifNoneMatch: '*' }), { status: 412 })
+    await assert.rejects(client.storage.put('bad key', 1), { status: 400 })
+
+    await client.storage.put('a.b', [1, 2])
+    const listing = await client.storage.list({ limit: 1 })
+    assert.deepEqual(listing.keys.map(entry => [entry.key, entry.etag]), [['a.b', (await client.storage.get('a.b'))?.etag]])
+    assert.equal(listing.next, 'a.b')
+    assert.deepEqual((await client.storage.list({ after: listing.next as string })).keys.map(entry => entry.key), ['theme'])
+    assert.equal(listing.usage.keys, 2)
+
+    await assert.rejects(client.storage.delete('theme', { ifMatch: stored.etag }), { status: 412 })
+    assert.equal(await client.storage.delete('theme', { ifMatch: next.etag }), true)
+    assert.equal(await client.storage.delete('theme'), false)
+    assert.equal(await client.storage.get('theme'), undefined)
+  })
+
+  it('updates a value from two clients at once without losing either write', async (t) => {
+    const { app } = await storageService(t)
+    const tabs = [createClient({ baseUrl: app.url, host: signer(USER_KEY) }), createClient({ baseUrl: app.url, host: signer(USER_KEY) })]
+    await Promise.all(tabs.map(tab => tab.signIn()))
+    // Twenty increments, ten from each tab, interleaved: each read-change-write retries on a 412.
+    await Promise.all(Array.from({ length: 20 }, (_, i) => (tabs[i % 2] as typeof tabs[0]).storage.update<number>('counter', current => (current ?? 0) + 1, { attempts: 50 })))
+    assert.equal((await tabs[0]?.storage.get<number>('counter'))?.value, 20)
+  })
+
+  it('reads a collection without signing in, and writes it as an admin only', async (t) => {
+    const { app } = await storageService(t)
+    const admin = createClient({ baseUrl: app.url, host: signer(ADMIN_KEY) })
+    const user = createClient({ baseUrl: app.url, host: signer(USER_KEY) })
+    const anonymous = createClient({ baseUrl: app.url })
+    await Promise.all([admin.signIn(), user.signIn()])
+    await admin.storage.collection('news').put('today', { title: 'Hello' })
+    assert.deepEqual((await anonymous.storage.collection('news').get('today'))?.value, { title: 'Hello' })
+    assert.deepEqual((await anonymous.storage.collection('news').list()).keys.map(entry => entry.key), ['today'])
+    await assert.rejects(user.storage.collection('news').put('today', 'mine'), { status: 403, code: 'STORAGE_ERR_NOT_ADMIN' })
+    await assert.rejects(anonymous.storage.collection('news').put('today', 'mine'), { status: 401 })
+    assert.equal(await user.storage.get('today'), undefined, 'a collection is not the user\'s storage')
+  })
+})

@@ -101,3 +101,36 @@ export type CatalogItem = {
   /** Seconds it is held for, from the current end while held (a renewal); absent: for good */
   durationS?: number
 }
+
+/** A stored value as `GET /api/me/storage/{key}` answers it (its ETag comes in the header). */
+export type StoredItem = {
+  key: string
+  /** Any JSON, as it was stored */
+  value: unknown
+  /** ISO 8601 */
+  updatedAt: string
+}
+
+/** A page of keys as `GET /api/me/storage` answers it. */
+export type StorageListing = {
+  keys: Array<{
+    key: string
+    /** Bytes it takes from the quota: the key's and its value's JSON */
+    size: number
+    /** Its ETag, as GET answers it */
+    etag: string
+    /** ISO 8601 */
+    updatedAt: string
+  }>
+  /** The `after` of the next page; null on the last one */
+  next: string | null
+  /** What the owner keeps, against its quotas */
+  usage: {
+    keys: number
+    bytes: number
+    /** STORAGE_MAX_KEYS */
+    maxKeys: number
+    /** STORAGE_MAX_USER_BYTES */
+    maxBytes: number
+  }
+}

@@ -5,7 +5,8 @@
 import { MiniAppError, reasonOf } from './errors.js'
 import { follow, type EventSourceConstructor, type FollowOptions, type Following, type MiniAppEvent, type Transport } from './events.js'
 import { txidOf, type Host } from './host.js'
-import { requestData, type Fetch, type RequestOptions } from './request.js'
+import { requestAnswer, requestData, type Answer, type Fetch, type RequestOptions } from './request.js'
+import { storageOf, type Storage } from './storage.js'
 import type { CatalogItem, Challenge, CheckedTransaction, Entitlement, Invoice, Session, StreamTicket } from './api-types.js'
 
 /** Where the session is kept across reloads: `sessionStorage`, say. Default: nowhere (memory only). */
@@ -43,6 +44,8 @@ export interface MiniAppClient {
   readonly session: Session | undefined
   /** A call to the service; resolves with the envelope's `data`, rejects with a MiniAppError. */
   request<T = any>(path: string, options?: RequestOptions): Promise<T>
+  /** The signed-in user's stored values, and the app's collections (`storage.collection(name)`). */
+  readonly storage: Storage
   /** Signs in through the host: the service's challenge, the host's signature of it, a session. */
   signIn (): Promise<Session>
   /** Ends the session here and on the service. */
@@ -103,16 +106,20 @@ export function createClient (options: ClientOptions = {}): MiniAppClient {
     else store?.setItem(SESSION_KEY, JSON.stringify(next))
   }
 
-  async function request<T> (path: string, requestOptions: RequestOptions = {}): Promise<T> {
+  async function send<T> (path: string, requestOptions: RequestOptions = {}): Promise<Answer<T>> {
     const token = requestOptions.auth === true ? session?.token : undefined
     if (requestOptions.auth === true && token === undefined) throw new MiniAppError(401, 'Not signed in', 'sign in first')
     try {
-      return await requestData<T>(fetcher, `${baseUrl}${path}`, { ...requestOptions, token })
+      return await requestAnswer<T>(fetcher, `${baseUrl}${path}`, { ...requestOptions, token })
     } catch (error) {
       // The service no longer knows the token (signed out elsewhere, expired): signed out here too.
       if (token !== undefined && (error as MiniAppError).status === 401 && session?.token === token) keep(undefined)
       throw error
     }
+  }
+
+  async function request<T> (path: string, requestOptions: RequestOptions = {}): Promise<T> {
+    return (await send<T>(path, requestOptions)).data
   }
 
   const followContext = {
@@ -183,6 +190,7 @@ export function createClient (options: ClientOptions = {}): MiniAppClient {
   return {
     get session () { return session },
     request,
+    storage: storageOf(send),
     async signIn () {
       if (host === undefined) throw new MiniAppError(0, 'Not signed in', 'no host to sign with: open the app in Bastyon, or give the client a stand-in host')
       const { challenge } = await request<Challenge>('/api/auth/challenge', { method: 'POST' })

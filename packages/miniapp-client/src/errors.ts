@@ -14,7 +14,9 @@ export class MiniAppError extends Error {
     /** Why (the envelope's `error`), when known. */
     readonly detail?: string,
     /** Seconds to wait before trying again, from `Retry-After` (429, 503). */
-    readonly retryAfterS?: number
+    readonly retryAfterS?: number,
+    /** The envelope's stable `code`, when it has one (`AUTH_TOKEN_INVALID`, `STORAGE_ERR_PRECONDITION_FAILED`…). */
+    readonly code?: string
   ) {
     super(detail === undefined ? reason : `${reason}: ${detail}`)
   }

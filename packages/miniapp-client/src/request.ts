@@ -14,6 +14,14 @@ export interface RequestOptions {
   signal?: AbortSignal
   /** The browser's HTTP cache for this call, as `fetch` takes it: `no-cache` reads past an answer the browser holds. */
   cache?: RequestCache
+  /** Headers of the call's own, such as `If-Match`. */
+  headers?: Record<string, string>
+}
+
+/** The envelope's `data`, and the answer's headers (an `ETag`, say). */
+export interface Answer<T> {
+  data: T
+  headers: Headers
 }
 
 export type Fetch = (url: string, init: RequestInit) => Promise<Response>
@@ -23,8 +31,8 @@ function retryAfterOf (response: Response): number | undefined {
   return Number.isFinite(seconds) && seconds > 0 ? seconds : undefined
 }
 
-export async function requestData<T> (fetch: Fetch, url: string, options: RequestOptions & { token?: string | undefined }): Promise<T> {
-  const headers: Record<string, string> = { accept: 'application/json' }
+export async function requestAnswer<T> (fetch: Fetch, url: string, options: RequestOptions & { token?: string | undefined }): Promise<Answer<T>> {
+  const headers: Record<string, string> = { ...options.headers, accept: 'application/json' }
   if (options.body !== undefined) headers['content-type'] = 'application/json'
   if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`
   let response: Response
@@ -40,7 +48,7 @@ export async function requestData<T> (fetch: Fetch, url: string, options: Reques
     if (options.signal?.aborted === true) throw options.signal.reason
     throw new MiniAppError(0, 'The service cannot be reached', reasonOf(error))
   }
-  let envelope: { message?: unknown, data?: unknown, error?: unknown } | undefined
+  let envelope: { message?: unknown, data?: unknown, error?: unknown, code?: unknown } | undefined
   try {
     envelope = await response.json()
   } catch {
@@ -48,7 +56,12 @@ export async function requestData<T> (fetch: Fetch, url: string, options: Reques
   }
   if (!response.ok) {
     const reason = typeof envelope?.message === 'string' ? envelope.message : `HTTP ${response.status}`
-    throw new MiniAppError(response.status, reason, typeof envelope?.error === 'string' ? envelope.error : undefined, retryAfterOf(response))
+    throw new MiniAppError(response.status, reason, typeof envelope?.error === 'string' ? envelope.error : undefined, retryAfterOf(response), typeof envelope?.code === 'string' ? envelope.code : undefined)
   }
-  return envelope?.data as T
+  return { data: envelope?.data as T, headers: response.headers }
+}
+
+/** The envelope's `data` alone. */
+export async function requestData<T> (fetch: Fetch, url: string, options: RequestOptions & { token?: string | undefined }): Promise<T> {
+  return (await requestAnswer<T>(fetch, url, options)).data
 }

@@ -6,5 +6,6 @@ import { CHAIN_CURSOR } from './0003-chain-cursor.js'
 import { SIGHTINGS_AND_RETENTION } from './0004-sightings-and-retention.js'
 import { OUTBOX_STATUS } from './0005-outbox-status.js'
 import { ENTITLEMENTS } from './0006-entitlements.js'
+import { USER_STORAGE } from './0007-user-storage.js'
 
-export const MIGRATIONS: readonly Migration[] = [INVOICES_AND_PAYMENTS, DELIVERY, CHAIN_CURSOR, SIGHTINGS_AND_RETENTION, OUTBOX_STATUS, ENTITLEMENTS]
+export const MIGRATIONS: readonly Migration[] = [INVOICES_AND_PAYMENTS, DELIVERY, CHAIN_CURSOR, SIGHTINGS_AND_RETENTION, OUTBOX_STATUS, ENTITLEMENTS, USER_STORAGE]

@@ -16,10 +16,11 @@ export default fp<{ ledger: HookLedger }>(async (app, { ledger }) => {
   if (origins.length === 0) return
   await ledger.trusting(() => app.register(cors, {
     origin: origins.includes('*') ? '*' : origins,
-    // POST and DELETE for sign-in and sign-out; Authorization for the token; Last-Event-ID for an
-    // EventSource that reconnects to the event stream from another origin.
-    methods: ['GET', 'HEAD', 'POST', 'DELETE'],
-    allowedHeaders: ['Content-Type', 'Authorization', 'Signature', 'Last-Event-ID'],
+    // POST and DELETE for sign-in and sign-out; PUT, If-Match and If-None-Match for stored values
+    // (the ETag, exposed, is what If-Match sends back); Authorization for the token; Last-Event-ID
+    // for an EventSource that reconnects to the event stream from another origin.
+    methods: ['GET', 'HEAD', 'POST', 'PUT', 'DELETE'],
+    allowedHeaders: ['Content-Type', 'Authorization', 'Signature', 'Last-Event-ID', 'If-Match', 'If-None-Match'],
     exposedHeaders: ['ETag', 'X-Request-Id', 'Retry-After'],
     maxAge: 600,
   }))

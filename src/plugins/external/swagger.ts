@@ -29,6 +29,7 @@ export default fp<{ info?: OpenApiInfo | undefined }>(async (app, { info = SERVI
       tags: [
         { name: 'pocketnet', description: 'The mini-app API' },
         { name: 'auth', description: 'Sign in with Bastyon (when BASTYON_APP_ID is set)' },
+        { name: 'storage', description: 'Per-user storage and the app\'s collections (with sign-in, unless STORAGE=false)' },
         { name: 'operations', description: 'Liveness and readiness' },
       ],
       components: {

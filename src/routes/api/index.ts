@@ -5,6 +5,7 @@
 import type { FastifyPluginAsync } from 'fastify'
 import authRoutes from './auth.js'
 import catalogRoutes from './catalog.js'
+import collectionRoutes from './collections.js'
 import contentRoutes from './content.js'
 import eventRoutes from './events.js'
 import meRoute from './me.js'
@@ -13,6 +14,7 @@ import nodeInfoRoute from './nodeinfo.js'
 import paymentRoutes from './payments.js'
 import postRoute from './post.js'
 import searchRoute from './search.js'
+import storageRoutes from './storage.js'
 import tagsRoute from './tags.js'
 import userRoute from './user.js'
 
@@ -34,6 +36,11 @@ const apiRoutes: FastifyPluginAsync = async (api) => {
   }
   // The catalogue, when CATALOG_FILE names one (with payments and sign-in on: config.ts).
   if (api.miniAppConfig.CATALOG_FILE !== '') await api.register(catalogRoutes)
+  // Storage, on with sign-in unless STORAGE=false.
+  if (api.storage !== undefined) {
+    await api.register(storageRoutes)
+    await api.register(collectionRoutes)
+  }
 }
 
 export default apiRoutes

@@ -1,8 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { signedInUser } from '../../auth/plugin.js'
 import { MeSchema } from '../../schemas/auth.js'
+import { LeaveSchema } from '../../schemas/storage.js'
 
-/** The signed-in user: an example of a route marked `auth` (docs/adding-a-route.md). */
+/**
+ * The signed-in user: an example of a route marked `auth` (docs/adding-a-route.md); and, while
+ * storage is on, their leaving, which deletes what the service keeps for them alone.
+ */
 const meRoute: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/me', {
     schema: MeSchema,
@@ -14,6 +18,16 @@ const meRoute: FastifyPluginAsyncTypebox = async (app) => {
     // A key that signs need not have an account on the chain yet.
     const profile = profiles.find(candidate => candidate.address === address) ?? null
     return { message: 'Signed-in user retrieved successfully', data: { address, profile } }
+  })
+
+  const storage = app.storage
+  if (storage === undefined) return
+  // Records of payment (invoices, entitlements) are kept: they are the app's books, not the user's data.
+  app.delete('/me', { schema: LeaveSchema, config: { auth: true } }, async (request, reply) => {
+    const { address } = signedInUser(request)
+    const deleted = await storage.deleteUser(address)
+    reply.header('cache-control', 'no-store')
+    return { message: 'User data deleted successfully', data: { address, storage: deleted } }
   })
 }
 
