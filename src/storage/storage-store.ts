@@ -4,7 +4,7 @@
  * that; this keeps the versions and the quotas exact.
  *
  * Each write is one call of a function of the database (`storage_put`, `storage_delete`:
- * db/migrations/0006-user-storage.ts), one transaction that first locks its owner's usage row,
+ * db/migrations/0007-user-storage.ts), one transaction that first locks its owner's usage row,
  * then reads the key, checks the write's conditions and the quotas, and writes the key and the
  * new totals. Two writers of one owner, on one server or on several instances, thus take turns,
  * and the second sees what the first committed: of two writes made with the same expected

@@ -5,7 +5,7 @@
 import { MiniAppError, reasonOf } from './errors.js'
 import { follow, type EventSourceConstructor, type FollowOptions, type Following, type MiniAppEvent, type Transport } from './events.js'
 import { txidOf, type Host } from './host.js'
-import { requestAnswer, requestData, type Answer, type Fetch, type RequestOptions } from './request.js'
+import { requestAnswer, type Answer, type Fetch, type RequestOptions } from './request.js'
 import { storageOf, type Storage } from './storage.js'
 import type { CatalogItem, Challenge, CheckedTransaction, Entitlement, Invoice, Session, StreamTicket } from './api-types.js'
 
