@@ -19,7 +19,7 @@ import { PGlite } from '@electric-sql/pglite'
 import { openDatabase } from '../../src/db/open-database.js'
 import { copyTemplateTo } from '../../scripts/pglite-template.js'
 import { startEmulator } from '../helpers/start-emulator.js'
-import { startService, type LogLine } from '../helpers/start-service.js'
+import { listeningUrl, startService, type LogLine } from '../helpers/start-service.js'
 
 const WRITER = new URL('./full-disk-writer.ts', import.meta.url).pathname
 /** Only turns a hang into a failure: no bound on how fast anything must be. */
@@ -153,8 +153,7 @@ describe('the service on a disk that fills up as its write-ahead log grows', () 
       // Not a test of load shedding: a machine busy with other test lanes would delay the loop.
       MAX_EVENT_LOOP_DELAY_MS: '0',
     })
-    const listening = await service.line('the server listening', line => /Server listening at http:\/\/127\.0\.0\.1:\d+/.test(line.msg))
-    const url = (/http:\/\/127\.0\.0\.1:\d+/.exec(listening.msg) as RegExpExecArray)[0]
+    const url = await listeningUrl(service)
 
     // Tips until the process ends: each writes an invoice and its event, and the log grows.
     const state = { ended: false }

@@ -5,31 +5,13 @@
  * confirmation and its grant are one commit.
  */
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
-import { once } from 'node:events'
 import { rmSync } from 'node:fs'
-import { createInterface } from 'node:readline'
 import { describe, it } from 'node:test'
 import { createPaymentStore } from '../../src/payments/create-payment-store.js'
 import { freshDataDir } from '../payments/databases.js'
+import { writeThenKill } from '../helpers/write-then-kill.js'
 
 const WRITER = new URL('./grant-crash-writer.ts', import.meta.url).pathname
-
-/** Runs the writer until it has printed `lines` lines, then kills it (SIGKILL); the lines it printed. */
-async function writeThenKill (dataDir: string, lines: number): Promise<string[]> {
-  const child = spawn(process.execPath, ['--import', 'tsx', WRITER, dataDir], { stdio: ['ignore', 'pipe', 'pipe'] })
-  let errors = ''
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => { errors += chunk })
-  const printed: string[] = []
-  const exited = once(child, 'close')
-  for await (const line of createInterface({ input: child.stdout })) {
-    printed.push(line)
-    if (printed.length === lines) child.kill('SIGKILL')
-  }
-  const [code, signal] = await exited as [number | null, NodeJS.Signals | null]
-  assert.equal(signal, 'SIGKILL', `the writer stopped by itself (code ${code}): ${errors}`)
-  return printed
-}
 
 describe('a crash of the process confirming invoices that grant', () => {
   it('never leaves a confirmation without its grant, nor a grant without its confirmation', async (t) => {
@@ -37,7 +19,7 @@ describe('a crash of the process confirming invoices that grant', () => {
     t.after(() => rmSync(dataDir, { recursive: true, force: true }))
     const confirmed = new Set<string>()
     for (const lines of [17, 31, 44]) {
-      const printed = await writeThenKill(dataDir, lines)
+      const printed = await writeThenKill(WRITER, [dataDir], lines)
       assert.equal(printed[0], 'open')
       for (const line of printed.slice(1)) confirmed.add((line.split(' ') as [string, string])[1])
     }

@@ -11,32 +11,14 @@ import { join } from 'node:path'
 import { describe, it } from 'node:test'
 import { testKey } from '../../devnode/bastyon-host.js'
 import { openDatabase } from '../../src/db/open-database.js'
-import type { TestApp } from '../helpers/build-app.js'
 import { APP_ID, bearer, postJson, signIn } from '../helpers/sign-in.js'
 import { startEmulator } from '../helpers/start-emulator.js'
-import { startService, type ServiceProcess } from '../helpers/start-service.js'
+import { processAsTestApp, startService } from '../helpers/start-service.js'
 import { waitFor } from '../helpers/wait-for.js'
 import { freshDataDir } from '../payments/databases.js'
 
 const PKOIN = 100_000_000
 const BUYER = testKey('a buyer whose server is killed')
-
-/** The running process as the sign-in helpers call it. */
-async function client (service: ServiceProcess): Promise<TestApp> {
-  const line = await service.line('the server listening', candidate => /Server listening at http:\/\/127\.0\.0\.1:\d+/.test(candidate.msg))
-  const url = (/http:\/\/127\.0\.0\.1:\d+/.exec(line.msg) as RegExpExecArray)[0]
-  return {
-    app: undefined as never,
-    url,
-    async get (path, init) {
-      const response = await fetch(url + path, init)
-      const text = await response.text()
-      let body: unknown = text
-      try { body = JSON.parse(text) } catch {}
-      return { status: response.status, body, headers: response.headers }
-    },
-  }
-}
 
 describe('a kill -9 of the service while a catalogue purchase is seen', () => {
   it('ends the invoice confirmed and the item granted once to the buyer after a restart', async (t) => {
@@ -57,7 +39,7 @@ describe('a kill -9 of the service while a catalogue purchase is seen', () => {
       MAX_EVENT_LOOP_DELAY_MS: '0',
     }
     const first = startService(t, env)
-    const before = await client(first)
+    const before = await processAsTestApp(first)
     const buyer = await signIn(before, { key: BUYER, issued: Date.now() })
     const bought = await postJson(before, '/api/catalog/premium/invoice', undefined, bearer(buyer.token).headers)
     assert.equal(bought.status, 200, JSON.stringify(bought.body))
@@ -73,7 +55,7 @@ describe('a kill -9 of the service while a catalogue purchase is seen', () => {
     node.mineBlock()
 
     const second = startService(t, env)
-    const after = await client(second)
+    const after = await processAsTestApp(second)
     const state = async (): Promise<string> => {
       const answer = await after.get(`/api/payments/invoices/${invoice.id}`)
       return answer.status === 200 ? answer.body.data.state : `status ${answer.status}`

@@ -41,15 +41,16 @@ export async function startApp (t: { after (fn: () => unknown): void }, options:
   await app.listen({ port: 0, host: '127.0.0.1' })
   const { port } = app.server.address() as { port: number }
   const url = `http://127.0.0.1:${port}`
-  return {
-    app,
-    url,
-    async get (path, init) {
-      const response = await fetch(url + path, init)
-      const text = await response.text()
-      let body: unknown = text
-      try { body = JSON.parse(text) } catch {}
-      return { status: response.status, body, headers: response.headers }
-    },
+  return { app, url, get: jsonGetter(url) }
+}
+
+/** A request to `url` + path, its body parsed when it is JSON: a TestApp's `get`, for a service in a process too. */
+export function jsonGetter (url: string): TestApp['get'] {
+  return async (path, init) => {
+    const response = await fetch(url + path, init)
+    const text = await response.text()
+    let body: unknown = text
+    try { body = JSON.parse(text) } catch {}
+    return { status: response.status, body, headers: response.headers }
   }
 }

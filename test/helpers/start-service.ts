@@ -7,6 +7,7 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { createInterface } from 'node:readline'
+import { jsonGetter, type TestApp } from './build-app.js'
 import { ensureBuilt } from './built.js'
 
 const ROOT = new URL('../../', import.meta.url).pathname
@@ -33,6 +34,18 @@ export interface StartOptions {
   group?: boolean
   /** Starts it with this limit on open files (`ulimit -n`, through sh), for tests of running out of descriptors. */
   openFiles?: number
+}
+
+/** The URL the service logged it listens at, once it does. */
+export async function listeningUrl (service: ServiceProcess): Promise<string> {
+  const line = await service.line('the server listening', candidate => /Server listening at http:\/\/127\.0\.0\.1:\d+/.test(candidate.msg))
+  return (/http:\/\/127\.0\.0\.1:\d+/.exec(line.msg) as RegExpExecArray)[0]
+}
+
+/** The service in a process as the sign-in helpers call a test app: its URL and a fetch that reads JSON (no Fastify instance). */
+export async function processAsTestApp (service: ServiceProcess): Promise<TestApp> {
+  const url = await listeningUrl(service)
+  return { app: undefined as never, url, get: jsonGetter(url) }
 }
 
 export function startService (t: WithAfter, env: Record<string, string>, options: StartOptions = {}): ServiceProcess {

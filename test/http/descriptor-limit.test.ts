@@ -10,7 +10,7 @@ import { readdirSync } from 'node:fs'
 import { connect, type Socket } from 'node:net'
 import { describe, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { startService, type ServiceProcess } from '../helpers/start-service.js'
+import { listeningUrl, startService, type ServiceProcess } from '../helpers/start-service.js'
 import { waitFor } from '../helpers/wait-for.js'
 
 const OPEN_FILES = 256
@@ -19,11 +19,6 @@ const FLOOD = 400
 const NO_NODE = 'http://127.0.0.1:9'
 // /proc tells how many descriptors the service holds.
 const linuxOnly = { skip: process.platform !== 'linux' && 'reads /proc' }
-
-async function listening (service: ServiceProcess): Promise<string> {
-  const line = await service.line('the server listening', candidate => /Server listening at http:\/\/127\.0\.0\.1:\d+/.test(candidate.msg))
-  return /(http:\/\/127\.0\.0\.1:\d+)/.exec(line.msg)?.[1] as string
-}
 
 /** Opens `count` connections, each with a request whose headers never end. */
 function halfSentRequests (url: string, count: number, t: { after (fn: () => unknown): void }): Socket[] {
@@ -56,7 +51,7 @@ async function closeAndCheckAlive (service: ServiceProcess, url: string, sockets
 describe('a flood of connections past the open-file limit', () => {
   it('is refused below the limit, logged once, and the service answers once it ends', linuxOnly, async (t) => {
     const service = startService(t, { POCKETNET_NODES: NO_NODE }, { openFiles: OPEN_FILES })
-    const url = await listening(service)
+    const url = await listeningUrl(service)
     const capped = await service.line('the cap', line => line.msg.startsWith('Connections capped at'))
     const maxConnections = capped.maxConnections as number
     assert.ok(maxConnections < OPEN_FILES - 64, `${maxConnections} leaves descriptors for the rest`)
@@ -75,7 +70,7 @@ describe('a flood of connections past the open-file limit', () => {
   it('leaves the service running when it does run out (MAX_CONNECTIONS above the limit)', linuxOnly, async (t) => {
     // MAX_EVENT_LOOP_DELAY_MS at its default: the overload check's sampler runs.
     const service = startService(t, { POCKETNET_NODES: NO_NODE, MAX_CONNECTIONS: '100000' }, { openFiles: OPEN_FILES })
-    const url = await listening(service)
+    const url = await listeningUrl(service)
     const sockets = halfSentRequests(url, FLOOD, t)
     await waitFor('the service to run out of descriptors', () => service.child.exitCode !== null || descriptorsOf(service.child.pid as number) >= OPEN_FILES - 1)
     // Out of descriptors for three of the sampler's one-second intervals: the old one threw on

@@ -4,31 +4,13 @@
  * there, whole, exactly once.
  */
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
-import { once } from 'node:events'
 import { rmSync } from 'node:fs'
-import { createInterface } from 'node:readline'
 import { describe, it } from 'node:test'
 import { createPaymentStore } from '../../src/payments/create-payment-store.js'
 import { freshDataDir } from './databases.js'
+import { writeThenKill } from '../helpers/write-then-kill.js'
 
 const WRITER = new URL('./crash-writer.ts', import.meta.url).pathname
-
-/** Runs the writer until it has printed `lines` lines, then kills it (SIGKILL); the lines it printed. */
-async function writeThenKill (dataDir: string, lines: number): Promise<string[]> {
-  const child = spawn(process.execPath, ['--import', 'tsx', WRITER, dataDir], { stdio: ['ignore', 'pipe', 'pipe'] })
-  let errors = ''
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => { errors += chunk })
-  const printed: string[] = []
-  const exited = once(child, 'close')
-  for await (const line of createInterface({ input: child.stdout })) {
-    printed.push(line)
-    if (printed.length === lines) child.kill('SIGKILL')
-  }
-  const [code, signal] = await exited as [number | null, NodeJS.Signals | null]
-  assert.equal(signal, 'SIGKILL', `the writer stopped by itself (code ${code}): ${errors}`)
-  return printed
-}
 
 describe('a crash of the process writing to the embedded store', () => {
   it('loses nothing committed and settles nothing twice, crash after crash', async (t) => {
@@ -38,7 +20,7 @@ describe('a crash of the process writing to the embedded store', () => {
     const seen = new Map<string, string>()
     // Different counts, so that the kills land at different points of the writes.
     for (const lines of [23, 40, 57]) {
-      const printed = await writeThenKill(dataDir, lines)
+      const printed = await writeThenKill(WRITER, [dataDir], lines)
       assert.equal(printed[0], 'open')
       for (const line of printed.slice(1)) {
         const [fact, invoiceId, txid] = line.split(' ') as [string, string, string | undefined]

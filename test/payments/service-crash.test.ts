@@ -13,7 +13,7 @@ import { describe, it } from 'node:test'
 import { openDatabase } from '../../src/db/open-database.js'
 import { freshDataDir } from '../../scripts/pglite-template.js'
 import { startEmulator } from '../helpers/start-emulator.js'
-import { startService, type ServiceProcess } from '../helpers/start-service.js'
+import { listeningUrl, startService } from '../helpers/start-service.js'
 import { waitFor } from '../helpers/wait-for.js'
 import { openStream } from '../events/sse-client.js'
 
@@ -38,11 +38,6 @@ async function startReceiver (t: WithAfter): Promise<{ url: string, received: De
   t.after(() => new Promise(resolve => server.close(resolve)))
   const { port } = server.address() as { port: number }
   return { url: `http://127.0.0.1:${port}/hook`, received }
-}
-
-async function listeningUrl (service: ServiceProcess): Promise<string> {
-  const line = await service.line('the server listening', candidate => /Server listening at http:\/\/127\.0\.0\.1:\d+/.test(candidate.msg))
-  return (/http:\/\/127\.0\.0\.1:\d+/.exec(line.msg) as RegExpExecArray)[0]
 }
 
 describe('a kill -9 of the service between seen and confirmed', () => {

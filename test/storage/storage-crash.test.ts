@@ -8,30 +8,12 @@ import { rmSync } from 'node:fs'
 import { describe, it } from 'node:test'
 import { addressOf, testKey } from '../../devnode/bastyon-host.js'
 import { openDatabase } from '../../src/db/open-database.js'
-import type { TestApp } from '../helpers/build-app.js'
 import { startEmulator } from '../helpers/start-emulator.js'
-import { startService, type ServiceProcess } from '../helpers/start-service.js'
+import { processAsTestApp, startService } from '../helpers/start-service.js'
 import { APP_ID, signIn } from '../helpers/sign-in.js'
 import { freshDataDir } from '../payments/databases.js'
 
 const KEY = testKey('a user whose values survive')
-
-async function listening (service: ServiceProcess): Promise<TestApp> {
-  const line = await service.line('the server listening', candidate => /Server listening at http:\/\/127\.0\.0\.1:\d+/.test(candidate.msg))
-  const url = (/http:\/\/127\.0\.0\.1:\d+/.exec(line.msg) as RegExpExecArray)[0]
-  // What the sign-in helper needs of a test app: its URL and a fetch that reads JSON.
-  return {
-    url,
-    app: undefined as never,
-    async get (path, init) {
-      const response = await fetch(url + path, init)
-      const text = await response.text()
-      let body: unknown = text
-      try { body = JSON.parse(text) } catch {}
-      return { status: response.status, body, headers: response.headers }
-    },
-  }
-}
 
 describe('a kill -9 of the service while it writes stored values', () => {
   it('keeps every write it answered, with its ETag, after a restart on the same data directory', async (t) => {
@@ -40,7 +22,7 @@ describe('a kill -9 of the service while it writes stored values', () => {
     t.after(() => rmSync(dataDir, { recursive: true, force: true }))
     const env = { POCKETNET_NODES: node.url, BASTYON_APP_ID: APP_ID, DATA_DIR: dataDir, MAX_EVENT_LOOP_DELAY_MS: '0', RATE_LIMIT_MAX: '100000' }
     const first = startService(t, env)
-    const service = await listening(first)
+    const service = await processAsTestApp(first)
     const { token } = await signIn(service, { key: KEY, issued: Date.now() })
     const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' }
     const put = (key: string, value: unknown, extra: Record<string, string> = {}) => fetch(`${service.url}/api/me/storage/${key}`, { method: 'PUT', headers: { ...headers, ...extra }, body: JSON.stringify({ value }) })
@@ -71,7 +53,7 @@ describe('a kill -9 of the service while it writes stored values', () => {
     await Promise.all(burst)
 
     const second = startService(t, env)
-    const again = await listening(second)
+    const again = await processAsTestApp(second)
     const renewed = await signIn(again, { key: KEY, issued: Date.now() })
     for (const [key, { value, etag }] of answered) {
       const response = await fetch(`${again.url}/api/me/storage/${key}`, { headers: { authorization: `Bearer ${renewed.token}` } })
