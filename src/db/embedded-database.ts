@@ -24,6 +24,7 @@ import { AbortReportingNodeFS } from './abort-reporting-fs.js'
 import type { Database, Sql } from './database.js'
 import { releaseDataDirLock, takeDataDirLock } from './data-dir-lock.js'
 import { DatabaseError } from './errors.js'
+import { ExtendedQuery } from './extended-query.js'
 import { startStallWatchdog } from './stall-watchdog.js'
 
 /**
@@ -119,9 +120,10 @@ export async function openEmbeddedDatabase (dataDir: string, options: EmbeddedDa
     return result
   }
 
+  const extended = new ExtendedQuery(pglite)
   const sql: Sql = {
     async query<Row>(text: string, params: unknown[] = []) {
-      const result = await enter(() => pglite.query<Row>(text, params))
+      const result = await enter(() => extended.query<Row>(text, params))
       return { rows: result.rows, rowCount: result.affectedRows ?? 0 }
     },
     async exec (text: string) {
