@@ -228,6 +228,21 @@ export class InvoiceStore {
     return this.#db.transaction(async sql => this.#decideAndWrite(sql, await this.#lock(sql, id)))
   }
 
+  /**
+   * The newest pending invoice that grants `terms` exactly (to, SKU, duration) at `amountSat` and
+   * is open until at least `openUntilMs`: a purchase asked again while one is open.
+   */
+  async findOpenGrantInvoice (terms: GrantTerms, amountSat: number, openUntilMs: number): Promise<Invoice | undefined> {
+    const { rows } = await this.#db.query<InvoiceRow>(
+      `SELECT ${INVOICE_COLUMNS} FROM invoices
+       WHERE state = 'pending' AND grant_to = $1 AND grant_sku = $2 AND grant_duration_s IS NOT DISTINCT FROM $3
+         AND amount_sat = $4 AND expires_at_ms >= $5
+       ORDER BY expires_at_ms DESC LIMIT 1`,
+      [terms.to, terms.sku, terms.durationS ?? null, amountSat, openUntilMs]
+    )
+    return rows[0] === undefined ? undefined : invoiceOfRow(rows[0])
+  }
+
   /** The invoice whose memo this is: how a payment found on chain is tied to its invoice. */
   async findInvoiceByMemo (memo: string): Promise<Invoice | undefined> {
     const { rows } = await this.#db.query<InvoiceRow>(`SELECT ${INVOICE_COLUMNS} FROM invoices WHERE memo = $1`, [memo])

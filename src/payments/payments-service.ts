@@ -204,6 +204,8 @@ export class PaymentsService {
   #tip: number | undefined
   /** Reads of a txid in flight: a second caller joins the first. */
   readonly #reading = new Map<string, Promise<ChainRead>>()
+  /** Milliseconds since the epoch. */
+  readonly #now: () => number
 
   /**
    * @param announce called once per transition, as it is written (the event stream's `payment:<id>` topic)
@@ -217,6 +219,7 @@ export class PaymentsService {
     this.#announce = announce
     this.#crossCheck = crossCheck
     this.#retentionMs = options.retentionMs ?? 30 * 86_400_000
+    this.#now = options.now ?? Date.now
     this.#deliveryReady = this.#store.then(store => {
       this.#delivery = this.#deliveryOn(store, options)
       if (this.#closed) this.#delivery.close().catch(() => {})
@@ -269,6 +272,17 @@ export class PaymentsService {
       ...(request.grant === undefined ? {} : { grant: request.grant }),
     })
     return invoiceView(invoice)
+  }
+
+  /**
+   * A purchase: the open invoice that grants `request.grant` at `request.amount`, made anew
+   * unless one is open for at least half an invoice's time to live more. Asked again (a reload, a
+   * second tab, a script), it answers the same invoice: a caller holds one open purchase per item.
+   */
+  async openPurchase (request: NewInvoice & { grant: GrantTerms }): Promise<InvoiceView> {
+    const ttlMs = (request.expiresInS ?? this.#config.invoiceTtlS) * 1000
+    const open = await (await this.#store).invoices.findOpenGrantInvoice(request.grant, request.amount, this.#now() + ttlMs / 2)
+    return open === undefined ? await this.createInvoice(request) : invoiceView(open)
   }
 
   async getInvoice (id: string): Promise<InvoiceView | undefined> {

@@ -20,6 +20,7 @@ type WithAfter = { after (fn: () => unknown): void }
 
 const PKOIN = 100_000_000
 const MONTH_S = 2_592_000
+const INVOICE_TTL_S = 900
 const ITEMS = [
   { sku: 'premium.monthly', title: 'Premium, one month', priceSat: 3 * PKOIN / 2, durationS: MONTH_S },
   { sku: 'lifetime', title: 'Everything, for good', priceSat: 20 * PKOIN },
@@ -27,7 +28,7 @@ const ITEMS = [
 
 const memoHex = (memo: string): string => Buffer.from(memo, 'utf8').toString('hex')
 
-async function shop (t: WithAfter) {
+async function shop (t: WithAfter, now: () => number = Date.now) {
   const node = await startEmulator(t)
   const [payer, receiver] = node.dataset.users.map(user => user.address) as [string, string]
   const dataDir = await freshDataDir()
@@ -37,15 +38,15 @@ async function shop (t: WithAfter) {
   writeFileSync(catalogFile, JSON.stringify({ items: ITEMS }))
   const app = await startApp(t, {
     nodes: [node.url],
-    env: { EVENTS_INGEST: 'true', PAYMENT_ADDRESS: receiver, PAYMENT_CONFIRMATIONS: '2', DATA_DIR: dataDir, BASTYON_APP_ID: APP_ID, CATALOG_FILE: catalogFile },
+    env: { EVENTS_INGEST: 'true', PAYMENT_ADDRESS: receiver, PAYMENT_CONFIRMATIONS: '2', PAYMENT_INVOICE_TTL_S: String(INVOICE_TTL_S), DATA_DIR: dataDir, BASTYON_APP_ID: APP_ID, CATALOG_FILE: catalogFile },
+    now,
   })
   await waitFor('the watcher to ingest the chain', () => {
     const reported = app.app.events.since(`${app.app.events.lastId.split('-')[0] as string}-0`, new Set(['blocks']))
     return reported !== 'gap' && reported.length > 0
   })
-  const now = Date.now()
-  const alice = await signIn(app, { key: testKey('alice buys'), issued: now })
-  const bob = await signIn(app, { key: testKey('bob looks'), issued: now })
+  const alice = await signIn(app, { key: testKey('alice buys'), issued: now() })
+  const bob = await signIn(app, { key: testKey('bob looks'), issued: now() })
   return { node, app, payer, receiver, alice, bob }
 }
 
@@ -117,5 +118,25 @@ describe('a catalogue item bought through the service', () => {
     assert.equal((await app.get('/api/me/entitlements')).status, 401)
     const forGood = await postJson(app, '/api/catalog/lifetime/invoice', undefined, bearer(alice.token).headers)
     assert.deepEqual(forGood.body.data.grant, { sku: 'lifetime', to: alice.address })
+  })
+
+  it('answers the buyer\'s open purchase of an item again, until less than half its time is left', async (t) => {
+    let at = Date.now()
+    const { app, alice, bob } = await shop(t, () => at)
+    const buy = async (sku: string, token: string): Promise<string> => {
+      const answer = await postJson(app, `/api/catalog/${sku}/invoice`, undefined, bearer(token).headers)
+      assert.equal(answer.status, 200, JSON.stringify(answer.body))
+      return answer.body.data.id
+    }
+    const first = await buy('premium.monthly', alice.token)
+    assert.equal(await buy('premium.monthly', alice.token), first, 'asked again: the same invoice')
+    assert.notEqual(await buy('lifetime', alice.token), first, 'another item: an invoice of its own')
+    assert.notEqual(await buy('premium.monthly', bob.token), first, 'another buyer: an invoice of his own')
+    at += (INVOICE_TTL_S / 2) * 1000 - 1000
+    assert.equal(await buy('premium.monthly', alice.token), first, 'more than half its time left')
+    at += 2000
+    const second = await buy('premium.monthly', alice.token)
+    assert.notEqual(second, first, 'less than half its time left: a new one')
+    assert.equal(await buy('premium.monthly', alice.token), second)
   })
 })

@@ -31,6 +31,21 @@ for (const backend of backends(postgres)) {
       return { invoices: new InvoiceStore(database(), { now, network: 'regtest' }), grants: new EntitlementStore(database(), { now }), clock }
     }
 
+    it('finds the newest pending invoice that grants the same terms at the same price, open long enough', async () => {
+      const { invoices, clock } = setup()
+      const terms = { sku: 'open.purchase', to: PAYER, durationS: 86_400 }
+      const made = await invoices.createInvoice({ ...REQUEST, grant: terms })
+      const openUntil = START + 450_000
+      assert.equal((await invoices.findOpenGrantInvoice(terms, PRICE, openUntil))?.id, made.id)
+      assert.equal(await invoices.findOpenGrantInvoice({ ...terms, durationS: 3600 }, PRICE, openUntil), undefined, 'another duration')
+      assert.equal(await invoices.findOpenGrantInvoice({ sku: 'open.purchase', to: PAYER }, PRICE, openUntil), undefined, 'for good is another term')
+      assert.equal(await invoices.findOpenGrantInvoice(terms, PRICE + 1, openUntil), undefined, 'another price')
+      assert.equal(await invoices.findOpenGrantInvoice(terms, PRICE, START + 900_001), undefined, 'not open that long')
+      clock.now = START + 900_000
+      await invoices.expireDue()
+      assert.equal(await invoices.findOpenGrantInvoice(terms, PRICE, START), undefined, 'expired: no longer pending')
+    })
+
     it('keeps what it grants with it, and refuses terms out of their rules before writing anything', async () => {
       const { invoices } = setup()
       const invoice = await invoices.createInvoice(REQUEST)

@@ -1,7 +1,8 @@
 /**
  * The catalogue (CATALOG_FILE, docs/entitlements.md): what the app sells, and buying an item: an
  * invoice at the catalogue's price that grants the item to the signed-in caller once confirmed.
- * The price and what is granted come from the file, never from the request.
+ * The price and what is granted come from the file, never from the request; asked again while
+ * the buyer's purchase of the item is open, it answers that invoice.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { signedInUser } from '../../auth/plugin.js'
@@ -26,7 +27,8 @@ const catalogRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const item = catalog.get(request.params.sku)
     if (item === undefined) throw new HttpError(404, 'Item not found', `The catalogue sells no item ${request.params.sku}`)
     const buyer = signedInUser(request).address
-    const invoice = await payments.createInvoice({
+    // One open purchase per buyer and item, however often it is asked (a reload, a script).
+    const invoice = await payments.openPurchase({
       amount: item.priceSat,
       metadata: { sku: item.sku },
       grant: { sku: item.sku, to: buyer, ...(item.durationS === undefined ? {} : { durationS: item.durationS }) },
