@@ -84,7 +84,7 @@ function lanes (value: string | undefined): number {
 }
 
 interface Group { name: string, files: string[] }
-interface Outcome { name: string, code: number, output: string, seconds: number, startedAt: number, passed: number, failed: number }
+interface Outcome { name: string, code: number, output: string, seconds: number, startedAt: number, passed: number, failed: number, cpuSeconds: number | undefined }
 
 function bin (name: string): string {
   return join(ROOT, 'node_modules', '.bin', name)
@@ -111,10 +111,35 @@ function runQuietly (name: string, command: string, args: string[], env: NodeJS.
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => { output += chunk })
     child.on('close', (code, signal) => {
       clearTimeout(guard)
+      const cpuSeconds = childrenCpuTaken()
       const count = (word: string): number => Number(new RegExp(`^# ${word} (\\d+)$`, 'm').exec(output)?.[1] ?? 0)
-      resolve({ name, code: code ?? (signal ? 1 : 0), output, seconds: (performance.now() - started) / 1000, startedAt: started / 1000, passed: count('pass'), failed: count('fail') })
+      resolve({ name, code: code ?? (signal ? 1 : 0), output, seconds: (performance.now() - started) / 1000, startedAt: started / 1000, passed: count('pass'), failed: count('fail'), cpuSeconds })
     })
   })
+}
+
+/**
+ * CPU-seconds of the children reaped since the last call (undefined off Linux): read when a child
+ * ends, it is that child's and its own waited-for children's (a test process's servers it
+ * stopped), not a daemon's it left running (Chromium's helpers, PostgreSQL's server).
+ */
+let childrenCpu = childrenCpuSeconds()
+function childrenCpuTaken (): number | undefined {
+  const now = childrenCpuSeconds()
+  const taken = now === undefined || childrenCpu === undefined ? undefined : now - childrenCpu
+  childrenCpu = now
+  return taken
+}
+
+/** This process's reaped children's user and system CPU-seconds (cutime, cstime of /proc/self/stat). */
+function childrenCpuSeconds (): number | undefined {
+  try {
+    // The fields after the command's closing parenthesis: cutime and cstime are the 14th and 15th.
+    const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1]!.split(' ')
+    return (Number(fields[13]) + Number(fields[14])) / 100
+  } catch {
+    return undefined
+  }
 }
 
 /**
@@ -224,7 +249,7 @@ function testGroups (): Group[] {
 /** An entry file that imports the group's files, for `node --test` to run in one process. */
 function entryOf (group: Group): string {
   const entry = join(GROUPS_DIR, `${group.name.replaceAll(/[/+]/g, '-')}.test.ts`)
-  const first = coverage ? ["import '../helpers/coverage-of-this-process.ts'\n"] : []
+  const first = [...(coverage ? ["import '../helpers/coverage-of-this-process.ts'\n"] : []), "import '../helpers/release-hooks.ts'\n"]
   writeFileSync(entry, [...first, ...group.files.map(file => `import '../${file}'\n`)].join(''))
   return entry
 }
@@ -319,7 +344,7 @@ const passed = outcomes.reduce((sum, outcome) => sum + outcome.passed, 0)
 const failed = outcomes.reduce((sum, outcome) => sum + outcome.failed, 0)
 const broken = outcomes.filter(outcome => outcome.code !== 0)
 console.log('\n# checks and groups, slowest first:')
-for (const outcome of [...outcomes].sort((a, b) => b.seconds - a.seconds)) console.log(`#   ${outcome.name.padEnd(22)} ${outcome.seconds.toFixed(1).padStart(5)} s (from ${outcome.startedAt.toFixed(0).padStart(3)} s)  ${outcome.passed} passed${outcome.failed ? `, ${outcome.failed} failed` : ''}`)
+for (const outcome of [...outcomes].sort((a, b) => b.seconds - a.seconds)) console.log(`#   ${outcome.name.padEnd(22)} ${outcome.seconds.toFixed(1).padStart(5)} s (from ${outcome.startedAt.toFixed(0).padStart(3)} s)${outcome.cpuSeconds === undefined ? '' : `, ${outcome.cpuSeconds.toFixed(0).padStart(3)} CPU-s`}  ${outcome.passed} passed${outcome.failed ? `, ${outcome.failed} failed` : ''}`)
 if (broken.length > 0) console.log(`# failed: ${broken.map(outcome => outcome.name).join(', ')}`)
 
 let covered = true

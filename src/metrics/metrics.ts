@@ -38,9 +38,27 @@ export interface Metrics {
   scrapeWith (scrape: () => Promise<string>): void
 }
 
+/**
+ * Node's own metrics (prom-client's defaults: CPU, memory, event-loop delay, GC) describe the
+ * process, not an app, and their collectors never stop (a GC observer, an event-loop delay
+ * histogram sampling every 10 ms): made once per process and registered in each app's registry
+ * too. Collected per app, they kept every app a process ever built alive (the testkit's, a test
+ * suite's) and sampling, through prom-client's observer.
+ */
+let processMetrics: Registry | undefined
+
+function nodeMetrics (): Registry {
+  if (processMetrics === undefined) {
+    processMetrics = new Registry()
+    collectDefaultMetrics({ register: processMetrics })
+  }
+  return processMetrics
+}
+
 export function createMetrics (): Metrics {
   const registry = new Registry()
-  collectDefaultMetrics({ register: registry })
+  const node = nodeMetrics()
+  for (const { name } of node.getMetricsAsArray()) registry.registerMetric(node.getSingleMetric(name)!)
   const upstream = new CounterFamily('pocketnet_upstream_attempts_total',
     'RPC attempts on Pocketnet nodes, by node (position in POCKETNET_NODES), method and outcome',
     ['node', 'method', 'outcome'], registry)
