@@ -67,6 +67,8 @@ export default fp<PaymentsPluginOptions>(async (app, { now = Date.now, timers = 
     running?.sender?.wake()
   }, crossCheck, { now, timers, random, log: app.log, retentionMs: config.PAYMENT_RETENTION_S * 1000 })
   app.decorate('payments', payments)
+  // A grant or a revocation by server code waits in the outbox for the sender, as an invoice's event does.
+  app.entitlements.onWritten(() => { running?.sender?.wake() })
 
   // The watcher: the receiver is followed whether or not a stream follows it.
   const receivers = [config.PAYMENT_ADDRESS]
@@ -88,8 +90,10 @@ export default fp<PaymentsPluginOptions>(async (app, { now = Date.now, timers = 
     app.database.open().then(db => paymentStoreOn(db, {
       now,
       network: config.POCKETNET_NETWORK,
-      // With webhooks on, each event also gets a row for the sender, in the transaction that makes it.
+      // With webhooks on, each event also gets a row for the sender, in the transaction that makes it,
+      // and so does the grant a confirmation writes.
       consumers: webhooksOn ? [...DEFAULT_CONSUMERS, WEBHOOK_CONSUMER] : DEFAULT_CONSUMERS,
+      grantConsumers: webhooksOn ? [WEBHOOK_CONSUMER] : [],
       // An invoice made with `expiryWebhook: false` (tips, unless PAYMENT_TIP_EXPIRY_WEBHOOKS) expires without a webhook.
       expiryOptional: [WEBHOOK_CONSUMER],
     })).then(resolveStore, rejectStore)
