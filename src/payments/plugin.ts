@@ -67,8 +67,6 @@ export default fp<PaymentsPluginOptions>(async (app, { now = Date.now, timers = 
     running?.sender?.wake()
   }, crossCheck, { now, timers, random, log: app.log, retentionMs: config.PAYMENT_RETENTION_S * 1000 })
   app.decorate('payments', payments)
-  // A grant or a revocation by server code waits in the outbox for the sender, as an invoice's event does.
-  app.entitlements.onWritten(() => { running?.sender?.wake() })
 
   // The watcher: the receiver is followed whether or not a stream follows it.
   const receivers = [config.PAYMENT_ADDRESS]
@@ -79,6 +77,8 @@ export default fp<PaymentsPluginOptions>(async (app, { now = Date.now, timers = 
   // Chain events another instance ingested can come sooner (the shared log): kept until then.
   const early: ChainEvent[] = []
   let running: Watching | undefined
+  // A grant or a revocation by server code waits in the outbox for the sender, as an invoice's event does.
+  app.entitlements.onWritten(() => { running?.sender?.wake() })
   app.events.onChainEvent(event => {
     if (running === undefined) early.push(event)
     else running.watcher.onChainEvent(event)
