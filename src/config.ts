@@ -10,7 +10,7 @@ import { CACHE_RANGES, DEFAULT_CACHE_TTL_MS, DEFAULT_NODES, OPTION_RANGES, POCKE
 const POCKETNET_NODES_RULE = 'a comma-separated list of http(s) node URLs such as http://127.0.0.1:38081'
 const REDIS_URL_RULE = 'empty (no Redis), or redis://[user:password@]host[:port][/db] (rediss:// for TLS)'
 const METRICS_TOKEN_RULE = 'empty (GET /metrics open to anyone who reaches the port, rate limited), or a secret of at least 16 visible ASCII characters, no spaces, that scrapers send as Authorization: Bearer <token>'
-const PAYMENT_WEBHOOK_URL_RULE = 'empty (no webhooks), or the http(s):// URL that receives the payment events (needs PAYMENT_ADDRESS and PAYMENT_WEBHOOK_SECRET)'
+const PAYMENT_WEBHOOK_URL_RULE = 'empty (no webhooks), or the http(s):// URL that receives the payment and entitlement events (needs PAYMENT_ADDRESS and PAYMENT_WEBHOOK_SECRET)'
 const PAYMENT_WEBHOOK_SECRET_RULE = 'a secret of at least 32 visible ASCII characters, no spaces, that signs each webhook (HMAC-SHA256); required with PAYMENT_WEBHOOK_URL'
 const EVENTS_INGEST_LEASE_RULE = '0 (no lease: with REDIS_URL every instance ingests the chain itself) or an integer from 1000 to 600000 (milliseconds the ingest lease outlives its holder; renewed every third of it)'
 const APP_ADMINS_RULE = 'empty (no admins), or a comma-separated list of addresses of POCKETNET_NETWORK that may write the app\'s collections through the API'

@@ -11,6 +11,7 @@
  */
 import fp from 'fastify-plugin'
 import type { Database } from './database.js'
+import { DatabaseError } from './errors.js'
 import { openDatabase } from './open-database.js'
 
 declare module 'fastify' {
@@ -20,7 +21,11 @@ declare module 'fastify' {
 }
 
 export interface ServiceDatabase {
-  /** The database, opened and migrated on the first call; rejects with the DatabaseError of a failed open (each call tries again). */
+  /**
+   * The database, opened and migrated on the first call; rejects with the DatabaseError of a failed
+   * open (each call tries again), and with `DB_ERR_OPTIONS` on the embedded database with several
+   * workers (WEB_CONCURRENCY above 1 without DATABASE_URL).
+   */
   open (): Promise<Database>
   /** Whether it is open (metrics, readiness). */
   readonly isOpen: boolean
@@ -35,6 +40,12 @@ export default fp(async (app) => {
   const database: ServiceDatabase = {
     open () {
       if (closed) return Promise.reject(new Error('the database is closed: the app is closing'))
+      // The configuration refuses this when payments or storage are on; server code that grants or
+      // stores with both off would reach it here, where the first worker would take the data
+      // directory and every other fail on its lock.
+      if (config.WEB_CONCURRENCY > 1 && config.DATABASE_URL === '') {
+        return Promise.reject(new DatabaseError('DB_ERR_OPTIONS', `WEB_CONCURRENCY is ${config.WEB_CONCURRENCY} and DATABASE_URL is empty: the embedded database can be opened by one process only, so several workers need DATABASE_URL`))
+      }
       opening ??= openDatabase(config.DATABASE_URL === '' ? { dataDir: config.DATA_DIR } : { databaseUrl: config.DATABASE_URL })
         .then(db => { opened = db; return db }, (err: unknown) => {
           // The next call tries again (a server that was down may be up).

@@ -7,11 +7,13 @@
  * ones end (a renewal) or now (nothing live), so the SKU is held until the latest end. Grants of
  * one address and SKU are written one at a time (a transaction-scoped advisory lock on the pair),
  * so two renewals at once both count, one after the other. An invoice grants once: its id is
- * unique among the grants, whatever the code does.
+ * unique among the grants, whatever the code does. Each grant and revocation writes its event for
+ * the outbox's consumers in its own transaction (entitlement-events.ts).
  */
 import type { Database, Sql } from '../db/database.js'
 import { safeInteger } from '../db/database.js'
 import type { Entitlement, Grant } from './entitlement.js'
+import { writeGrantedEvent, writeRevokedEvent } from './entitlement-events.js'
 
 /** A grant to write: from an invoice's confirmation (`invoiceId`) or from server code (`reason`). */
 export interface GrantRequest {
@@ -111,20 +113,33 @@ export function entitlementsOf (grants: readonly Grant[]): Entitlement[] {
 export interface EntitlementStoreOptions {
   /** Milliseconds since the epoch. Default `Date.now`. */
   now?: () => number
+  /**
+   * Who the outbox tells of each grant and revocation (the webhook sender, with
+   * PAYMENT_WEBHOOK_URL), in the transaction that makes it. Default none: no event is written.
+   */
+  consumers?: readonly string[]
 }
 
 export class EntitlementStore {
   readonly #db: Database
   readonly #now: () => number
+  readonly #consumers: readonly string[]
 
   constructor (db: Database, options: EntitlementStoreOptions = {}) {
     this.#db = db
     this.#now = options.now ?? Date.now
+    this.#consumers = options.consumers ?? []
+    if (this.#consumers.some(consumer => typeof consumer !== 'string' || consumer === '')) throw new TypeError('option consumers must be a list of non-empty names')
   }
 
-  /** Writes a grant by server code (checked by the caller), in a transaction of its own. */
+  /** Writes a grant by server code (checked by the caller), and its event, in a transaction of its own. */
   async grant (request: GrantRequest): Promise<Grant> {
-    const grant = await this.#db.transaction(sql => writeGrant(sql, request, this.#now()))
+    const grant = await this.#db.transaction(async sql => {
+      const now = this.#now()
+      const written = await writeGrant(sql, request, now)
+      if (written !== undefined) await writeGrantedEvent(sql, written, this.#consumers, now)
+      return written
+    })
     // Only an invoice's second grant writes nothing, and server code names no invoice.
     if (grant === undefined) throw new Error(`invoice ${request.invoiceId ?? '(none)'} granted already`)
     return grant
@@ -137,14 +152,18 @@ export class EntitlementStore {
    */
   async revoke (address: string, sku: string, reason: string): Promise<Grant[]> {
     return this.#db.transaction(async sql => {
+      const now = this.#now()
       await lockPair(sql, address, sku)
       const { rows } = await sql.query<GrantRow>(
         `UPDATE entitlement_grants SET revoked_at_ms = $3, revoke_reason = $4
          WHERE address = $1 AND sku = $2 AND ${LIVE('$3')}
          RETURNING ${GRANT_COLUMNS}`,
-        [address, sku, this.#now(), reason]
+        [address, sku, now, reason]
       )
-      return rows.map(grantOfRow).sort((a, b) => a.id - b.id)
+      const revoked = rows.map(grantOfRow).sort((a, b) => a.id - b.id)
+      // What was held until now: the run's latest grant and its end.
+      await writeRevokedEvent(sql, revoked, entitlementsOf(revoked)[0], reason, this.#consumers, now)
+      return revoked
     })
   }
 

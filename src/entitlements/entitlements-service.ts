@@ -51,6 +51,7 @@ export class EntitlementsService {
   readonly #cache: EntitlementCache
   readonly #cluster: ClusterInvalidation | undefined
   readonly #announce: (address: string, change: EntitlementChange) => void
+  readonly #writtenListeners: Array<() => void> = []
 
   constructor (options: EntitlementsServiceOptions) {
     this.#store = options.store
@@ -130,6 +131,15 @@ export class EntitlementsService {
     this.#changed(grant.address, { change: 'granted', ...entitlementView(grant) })
   }
 
+  /**
+   * Calls `listener` after each grant or revocation this instance writes: its event waits in the
+   * outbox, and the payments plugin wakes the webhook sender with this. Another instance's changes
+   * are not told here (the sender finds their events when it next looks).
+   */
+  onWritten (listener: () => void): void {
+    this.#writtenListeners.push(listener)
+  }
+
   /** Stops listening to the other instances. */
   close (): void {
     this.#cluster?.close()
@@ -139,6 +149,7 @@ export class EntitlementsService {
     this.#cache.invalidate(address)
     this.#cluster?.changed(address).catch(() => {})
     this.#announce(address, change)
+    for (const listener of this.#writtenListeners) listener()
   }
 
   async #heldUntil (address: string): Promise<HeldUntil> {

@@ -2,10 +2,12 @@
  * Entitlements (docs/entitlements.md): `app.entitlements`, on the service's database (opened on
  * first use), with its per-user cache and, with REDIS_URL, the other instances told of each
  * change. Grants and revocations are announced on the user's own topic (`user:<address>`, event
- * `entitlement`), which only the user's stream ticket opens.
+ * `entitlement`), which only the user's stream ticket opens, and, with PAYMENT_WEBHOOK_URL, told
+ * to the webhook through the outbox (entitlement-events.ts).
  */
 import fp from 'fastify-plugin'
 import { userTopic } from '../events/topics.js'
+import { WEBHOOK_CONSUMER } from '../payments/webhook-sender.js'
 import { EntitlementStore } from './entitlement-store.js'
 import { EntitlementsService } from './entitlements-service.js'
 
@@ -26,8 +28,11 @@ export interface EntitlementsPluginOptions {
 export default fp<EntitlementsPluginOptions>(async (app, { now = Date.now, clock }) => {
   const config = app.miniAppConfig
   let store: EntitlementStore | undefined
+  // With webhooks on (which the configuration allows only with payments on), each grant and
+  // revocation writes its event for the sender, in its own transaction.
+  const consumers = config.PAYMENT_WEBHOOK_URL === '' ? [] : [WEBHOOK_CONSUMER]
   const entitlements = new EntitlementsService({
-    store: async () => (store ??= new EntitlementStore(await app.database.open(), { now })),
+    store: async () => (store ??= new EntitlementStore(await app.database.open(), { now, consumers })),
     network: config.POCKETNET_NETWORK,
     now,
     ...(clock === undefined ? {} : { clock }),

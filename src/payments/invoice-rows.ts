@@ -1,4 +1,4 @@
-/** Rows of the invoices and payment_events tables, read into the types callers see. */
+/** Rows of the invoices table and of the invoices' events (`outbox_events`), read into the types callers see. */
 import { safeInteger } from '../db/database.js'
 import type { Grant } from '../entitlements/entitlement.js'
 import type { Invoice, InvoiceEvent, InvoiceEventType, InvoiceState } from './invoice.js'

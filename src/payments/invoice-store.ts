@@ -13,6 +13,7 @@ import type { Database, Sql } from '../db/database.js'
 import { safeInteger } from '../db/database.js'
 import { checkGrantTerms, type Grant, type GrantTerms } from '../entitlements/entitlement.js'
 import { EntitlementError } from '../entitlements/entitlement-errors.js'
+import { writeGrantedEvent } from '../entitlements/entitlement-events.js'
 import { writeGrant } from '../entitlements/entitlement-store.js'
 import type { Invoice, InvoiceEvent } from './invoice.js'
 import { decideInvoice, eventsBetween, standingChanged, type PaymentFacts, type PaymentState } from './invoice-decision.js'
@@ -38,6 +39,11 @@ export interface InvoiceStoreOptions {
   network?: PocketnetNetwork
   /** Who the outbox delivers each event to (`PaymentOutbox`). Default `['app']`. */
   consumers?: readonly string[]
+  /**
+   * Who the outbox tells of the grant a confirmation writes (an `entitlementGranted` event, in the
+   * same transaction): the webhook sender, with PAYMENT_WEBHOOK_URL. Default none.
+   */
+  grantConsumers?: readonly string[]
   /**
    * Consumers told of an invoice's expiry only when the invoice asks it (`expiryWebhook`, on by
    * default): the webhook sender, so that anonymous tips nobody paid do not each cost a webhook.
@@ -169,6 +175,7 @@ export class InvoiceStore {
   readonly #now: () => number
   readonly #network: PocketnetNetwork | undefined
   readonly #consumers: readonly string[]
+  readonly #grantConsumers: readonly string[]
   readonly #expiryOptional: ReadonlySet<string>
 
   constructor (db: Database, options: InvoiceStoreOptions = {}) {
@@ -176,8 +183,10 @@ export class InvoiceStore {
     this.#now = options.now ?? Date.now
     this.#network = options.network
     this.#consumers = options.consumers ?? DEFAULT_CONSUMERS
+    this.#grantConsumers = options.grantConsumers ?? []
     this.#expiryOptional = new Set(options.expiryOptional ?? [])
     if (this.#consumers.some(consumer => typeof consumer !== 'string' || consumer === '')) throw new TypeError('option consumers must be a list of non-empty names')
+    if (this.#grantConsumers.some(consumer => typeof consumer !== 'string' || consumer === '')) throw new TypeError('option grantConsumers must be a list of non-empty names')
   }
 
   /**
@@ -337,10 +346,10 @@ export class InvoiceStore {
       )
       const ids = rows.map(row => row.id)
       if (ids.length === 0) return 0
-      const events = 'SELECT id FROM payment_events WHERE invoice_id = ANY($1::text[])'
+      const events = 'SELECT id FROM outbox_events WHERE invoice_id = ANY($1::text[])'
       await sql.query(`DELETE FROM webhook_deliveries WHERE event_id IN (${events})`, [ids])
       await sql.query(`DELETE FROM outbox WHERE event_id IN (${events})`, [ids])
-      await sql.query('DELETE FROM payment_events WHERE invoice_id = ANY($1::text[])', [ids])
+      await sql.query('DELETE FROM outbox_events WHERE invoice_id = ANY($1::text[])', [ids])
       await sql.query('DELETE FROM invoices WHERE id = ANY($1::text[])', [ids])
       return ids.length
     })
@@ -375,7 +384,7 @@ export class InvoiceStore {
 
   /** Every event of the invoice, in order. */
   async listEvents (invoiceId: string): Promise<InvoiceEvent[]> {
-    const { rows } = await this.#db.query<EventRow>('SELECT id, invoice_id, sequence, type, payload, created_at_ms FROM payment_events WHERE invoice_id = $1 ORDER BY sequence', [invoiceId])
+    const { rows } = await this.#db.query<EventRow>('SELECT id, invoice_id, sequence, type, payload, created_at_ms FROM outbox_events WHERE invoice_id = $1 ORDER BY sequence', [invoiceId])
     return rows.map(eventOfRow)
   }
 
@@ -393,7 +402,8 @@ export class InvoiceStore {
   /**
    * Decides the locked invoice's standing from its payments and the clock and, when it changed,
    * writes it with its events and their outbox rows, in the caller's transaction; on its
-   * confirmation, the grant it carries too, which its `confirmed` event tells.
+   * confirmation, the grant it carries too, which its `confirmed` event tells, and the grant's own
+   * event for the consumers of grants.
    */
   async #decideAndWrite (sql: Sql, invoice: Invoice): Promise<{ invoice: Invoice, events: InvoiceEvent[] }> {
     const now = this.#now()
@@ -428,7 +438,7 @@ export class InvoiceStore {
     for (const [index, type] of types.entries()) {
       const payload = { previousState: invoice.state, invoice: next, ...(type === 'confirmed' && grant !== undefined ? { grant } : {}) }
       const { rows: written } = await sql.query<EventRow>(
-        `INSERT INTO payment_events (invoice_id, sequence, type, payload, created_at_ms) VALUES ($1, $2, $3, $4, $5)
+        `INSERT INTO outbox_events (invoice_id, sequence, type, payload, created_at_ms) VALUES ($1, $2, $3, $4, $5)
          RETURNING id, invoice_id, sequence, type, payload, created_at_ms`,
         [invoice.id, invoice.version + index + 1, type, payload, now]
       )
@@ -439,6 +449,8 @@ export class InvoiceStore {
       }
       events.push(event)
     }
+    // Told after the confirmation that made it, in the same commit.
+    if (grant !== undefined) await writeGrantedEvent(sql, grant, this.#grantConsumers, now)
     return { invoice: next, events }
   }
 }

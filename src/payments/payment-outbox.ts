@@ -1,5 +1,7 @@
 /**
- * At-least-once delivery of invoice events. Each event gets an outbox row per consumer in the
+ * At-least-once delivery of the outbox's events (`outbox_events`): an invoice's transitions, and
+ * entitlements granted and revoked (entitlements/entitlement-events.ts, for the consumers that
+ * hear of them: the webhook sender). Each event gets an outbox row per consumer in the
  * transaction that made it; a consumer claims due rows (leased for `leaseMs`, so that a crash
  * mid-delivery hands them out again once the lease lapses), and acknowledges each once handled,
  * or puts it back for later. Several instances claim at once without taking the same rows.
@@ -19,15 +21,25 @@
  */
 import type { Database } from '../db/database.js'
 import { safeInteger } from '../db/database.js'
+import { entitlementEventOfRow, isEntitlementEventType, type EntitlementEvent, type EntitlementEventRow } from '../entitlements/entitlement-events.js'
 import type { InvoiceEvent } from './invoice.js'
 import { eventOfRow, type EventRow } from './invoice-rows.js'
 
 /** What a row of the outbox is: to be delivered (due now or later), delivered, or given up. */
 export type OutboxStatus = 'pending' | 'delivered' | 'given_up'
 
-export interface ClaimedEvent extends InvoiceEvent {
+/** An event the outbox delivers: an invoice's, or an entitlement's (their `type`s tell them apart). */
+export type OutboxEvent = InvoiceEvent | EntitlementEvent
+
+export type ClaimedEvent = OutboxEvent & {
   /** How many times it has been claimed by this consumer, this time included. */
   attempts: number
+}
+
+type OutboxEventRow = (EventRow | EntitlementEventRow) & { grant_id: unknown }
+
+function outboxEventOfRow (row: OutboxEventRow): OutboxEvent {
+  return isEntitlementEventType(row.type) ? entitlementEventOfRow(row as EntitlementEventRow) : eventOfRow(row as EventRow)
 }
 
 export interface ClaimOptions {
@@ -57,16 +69,16 @@ export class PaymentOutbox {
   /** Due pending events of `consumer`, oldest first, leased to the caller: they stay pending, due when the lease lapses. */
   async claim (consumer: string, options: ClaimOptions = {}): Promise<ClaimedEvent[]> {
     const now = this.#now()
-    const { rows } = await this.#db.query<EventRow & { attempts: number }>(
+    const { rows } = await this.#db.query<OutboxEventRow & { attempts: number }>(
       `UPDATE outbox o SET available_at_ms = $2 + $4, attempts = o.attempts + 1
        FROM (SELECT event_id FROM outbox
              WHERE consumer = $1 AND status = 'pending' AND available_at_ms <= $2
-             ORDER BY event_id LIMIT $3 FOR UPDATE SKIP LOCKED) due, payment_events e
+             ORDER BY event_id LIMIT $3 FOR UPDATE SKIP LOCKED) due, outbox_events e
        WHERE o.consumer = $1 AND o.event_id = due.event_id AND e.id = o.event_id
-       RETURNING e.id, e.invoice_id, e.sequence, e.type, e.payload, e.created_at_ms, o.attempts`,
+       RETURNING e.id, e.invoice_id, e.sequence, e.grant_id, e.type, e.payload, e.created_at_ms, o.attempts`,
       [consumer, now, options.limit ?? 100, options.leaseMs ?? 30_000]
     )
-    return rows.map(row => ({ ...eventOfRow(row), attempts: row.attempts })).sort((a, b) => a.id - b.id)
+    return rows.map(row => ({ ...outboxEventOfRow(row), attempts: row.attempts })).sort((a, b) => a.id - b.id)
   }
 
   /**

@@ -28,6 +28,7 @@ import {
   type Timers,
 } from 'pocketnet-client'
 import type { GrantTerms } from '../entitlements/entitlement.js'
+import { isEntitlementEvent } from '../entitlements/entitlement-events.js'
 import { OutboxConsumer } from '../outbox/outbox-consumer.js'
 import { RetryPolicy, type RetrySchedule } from '../outbox/retry-policy.js'
 import type { PaymentStore } from './create-payment-store.js'
@@ -387,6 +388,8 @@ export class PaymentsService {
       consumer: APP_CONSUMER,
       outbox: store.outbox,
       handle: async event => {
+        // Never written for this consumer: the handlers are of invoices (entitlement-events.ts).
+        if (isEntitlementEvent(event)) return
         for (const handler of [...(this.#handlers.get(event.type) ?? [])]) await handler(event)
       },
       retry: new RetryPolicy(HANDLER_RETRY, options.random ?? Math.random),

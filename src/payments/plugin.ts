@@ -77,6 +77,8 @@ export default fp<PaymentsPluginOptions>(async (app, { now = Date.now, timers = 
   // Chain events another instance ingested can come sooner (the shared log): kept until then.
   const early: ChainEvent[] = []
   let running: Watching | undefined
+  // A grant or a revocation by server code waits in the outbox for the sender, as an invoice's event does.
+  app.entitlements.onWritten(() => { running?.sender?.wake() })
   app.events.onChainEvent(event => {
     if (running === undefined) early.push(event)
     else running.watcher.onChainEvent(event)
@@ -88,8 +90,10 @@ export default fp<PaymentsPluginOptions>(async (app, { now = Date.now, timers = 
     app.database.open().then(db => paymentStoreOn(db, {
       now,
       network: config.POCKETNET_NETWORK,
-      // With webhooks on, each event also gets a row for the sender, in the transaction that makes it.
+      // With webhooks on, each event also gets a row for the sender, in the transaction that makes it,
+      // and so does the grant a confirmation writes.
       consumers: webhooksOn ? [...DEFAULT_CONSUMERS, WEBHOOK_CONSUMER] : DEFAULT_CONSUMERS,
+      grantConsumers: webhooksOn ? [WEBHOOK_CONSUMER] : [],
       // An invoice made with `expiryWebhook: false` (tips, unless PAYMENT_TIP_EXPIRY_WEBHOOKS) expires without a webhook.
       expiryOptional: [WEBHOOK_CONSUMER],
     })).then(resolveStore, rejectStore)

@@ -1,7 +1,8 @@
 /**
  * Outgoing payment webhooks (PAYMENT_WEBHOOK_URL), as Stripe and BTCPay send theirs: each invoice
- * event is POSTed as JSON, signed (`X-Payment-Signature: t=…,v1=<HMAC-SHA256>`, pocketnet-client's
- * signWebhook), with its idempotency key, until the receiver answers 2xx. Anything else (another
+ * event, and each entitlement granted or revoked (entitlements/entitlement-events.ts), is POSTed
+ * as JSON, signed (`X-Payment-Signature: t=…,v1=<HMAC-SHA256>`, pocketnet-client's signWebhook),
+ * with its idempotency key, until the receiver answers 2xx. Anything else (another
  * status, a redirect, which is not followed, a timeout, a network error) is a failed attempt.
  * Each attempt is logged in `webhook_deliveries`.
  *
@@ -19,10 +20,11 @@
 import { REAL_TIMERS, signWebhook, type Timers } from 'pocketnet-client'
 import { OutboxConsumer } from '../outbox/outbox-consumer.js'
 import { RetryPolicy, type RetryDecision } from '../outbox/retry-policy.js'
-import type { ClaimedEvent, PaymentOutbox } from './payment-outbox.js'
+import type { ClaimedEvent, OutboxEvent, PaymentOutbox } from './payment-outbox.js'
 import { invoiceView, type InvoiceView } from './payments-service.js'
 import type { InvoiceEvent, InvoiceEventType } from './invoice.js'
 import { entitlementView, type EntitlementView } from '../entitlements/entitlement-view.js'
+import { isEntitlementEvent, type EntitlementEvent, type EntitlementEventType } from '../entitlements/entitlement-events.js'
 import { loggableUrl, type WebhookDeliveryLog } from './webhook-deliveries.js'
 import { WEBHOOK_RETRY } from './webhook-retry.js'
 
@@ -34,8 +36,8 @@ export const WEBHOOK_USER_AGENT = 'bastyon-miniapp-backend payment-webhooks/1'
 /** The longest snippet of a receiver's refusal kept in the delivery log and the logs. */
 export const MAX_RESPONSE_SNIPPET_BYTES = 200
 
-/** What the receiver gets, as JSON. */
-export interface WebhookBody {
+/** What the receiver gets of an invoice's event, as JSON. */
+export interface InvoiceWebhookBody {
   /** `<invoiceId>:<sequence>`: the same for every attempt of this event; the receiver dedupes on it. */
   id: string
   type: InvoiceEventType
@@ -49,7 +51,35 @@ export interface WebhookBody {
   grant?: EntitlementView & { address: string }
 }
 
-export function webhookBody (event: InvoiceEvent): WebhookBody {
+/** What the receiver gets of a grant or a revocation, as JSON. */
+export interface EntitlementWebhookBody {
+  /** `grant:<grantId>:granted` or `grant:<grantId>:revoked`: the same for every attempt; the receiver dedupes on it. */
+  id: string
+  type: EntitlementEventType
+  /** When it was granted or revoked (ISO 8601). */
+  createdAt: string
+  /**
+   * Granted: the grant, its end the end of the run it renews. Revoked: what was held until then
+   * (the latest grant, the end taken away). `reason`: server code's reason for a grant (null for an
+   * invoice's), or why it was revoked.
+   */
+  entitlement: EntitlementView & { address: string, reason: string | null }
+}
+
+export type WebhookBody = InvoiceWebhookBody | EntitlementWebhookBody
+
+export function webhookBody (event: InvoiceEvent): InvoiceWebhookBody
+export function webhookBody (event: EntitlementEvent): EntitlementWebhookBody
+export function webhookBody (event: OutboxEvent): WebhookBody
+export function webhookBody (event: OutboxEvent): WebhookBody {
+  if (isEntitlementEvent(event)) {
+    return {
+      id: event.idempotencyKey,
+      type: event.type,
+      createdAt: new Date(event.createdAtMs).toISOString(),
+      entitlement: { address: event.address, ...entitlementView(event), reason: event.reason },
+    }
+  }
   return {
     id: event.idempotencyKey,
     type: event.type,

@@ -22,7 +22,7 @@ for (const backend of backends(postgres)) {
     it('build the whole schema from an empty database, and find nothing to do the second time', async (t) => {
       const db = await backend.open(t)
       assert.deepEqual(await appliedVersions(db), versionsAfter(0))
-      assert.deepEqual(await tables(db), ['chain_cursors', 'entitlement_grants', 'invoices', 'leases', 'outbox', 'payment_events', 'payment_sightings', 'payments', 'schema_migrations', 'storage_items', 'storage_usage', 'webhook_deliveries'])
+      assert.deepEqual(await tables(db), ['chain_cursors', 'entitlement_grants', 'invoices', 'leases', 'outbox', 'outbox_events', 'payment_sightings', 'payments', 'schema_migrations', 'storage_items', 'storage_usage', 'webhook_deliveries'])
       assert.deepEqual(await runMigrations(db, MIGRATIONS), [])
     })
 
@@ -68,7 +68,7 @@ for (const backend of backends(postgres)) {
       }
       assert.deepEqual(await runMigrations(db, MIGRATIONS), versionsAfter(4))
 
-      const { rows } = await db.query('SELECT e.sequence, o.status, o.available_at_ms, o.attempts, o.delivered_at_ms FROM outbox o JOIN payment_events e ON e.id = o.event_id ORDER BY e.sequence')
+      const { rows } = await db.query('SELECT e.sequence, o.status, o.available_at_ms, o.attempts, o.delivered_at_ms FROM outbox o JOIN outbox_events e ON e.id = o.event_id ORDER BY e.sequence')
       assert.deepEqual(rows, [
         { sequence: 1, status: 'delivered', available_at_ms: 400, attempts: 1, delivered_at_ms: 500 },
         { sequence: 2, status: 'given_up', available_at_ms: 0, attempts: 12, delivered_at_ms: null },
@@ -82,9 +82,9 @@ for (const backend of backends(postgres)) {
       // The outbox reads the migrated rows by their status.
       const outbox = new PaymentOutbox(db, { now: () => 1_000_000 })
       assert.deepEqual(await outbox.backlog('webhook'), { pending: 2, givenUp: 1 })
-      assert.deepEqual((await outbox.claim('webhook')).map(event => [event.sequence, event.attempts]), [[3, 1]], 'the due one, not the given-up one')
+      assert.deepEqual((await outbox.claim('webhook')).map(event => [event.idempotencyKey, event.attempts]), [['inv_v4:3', 1]], 'the due one, not the given-up one')
       assert.equal(await outbox.nextDueAt('webhook'), 1_000_000 + 30_000)
-      await assert.rejects(db.query("INSERT INTO outbox (event_id, consumer, status) SELECT id, 'app', 'lost' FROM payment_events LIMIT 1"), { code: '23514' })
+      await assert.rejects(db.query("INSERT INTO outbox (event_id, consumer, status) SELECT id, 'app', 'lost' FROM outbox_events LIMIT 1"), { code: '23514' })
     })
 
     it('bring a database of version 6 forward to storage, its invoices untouched', async (t) => {

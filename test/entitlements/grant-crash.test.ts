@@ -29,7 +29,7 @@ describe('a crash of the process confirming invoices that grant', () => {
     t.after(() => store.close())
     const { rows } = await store.db.query<{ id: string, state: string, grants: number, events: number }>(
       `SELECT i.id, i.state, (SELECT count(*)::integer FROM entitlement_grants g WHERE g.invoice_id = i.id) AS grants,
-         (SELECT count(*)::integer FROM payment_events e WHERE e.invoice_id = i.id AND e.type = 'confirmed' AND e.payload ? 'grant') AS events
+         (SELECT count(*)::integer FROM outbox_events e WHERE e.invoice_id = i.id AND e.type = 'confirmed' AND e.payload ? 'grant') AS events
        FROM invoices i`
     )
     const byId = new Map(rows.map(row => [row.id, row]))

@@ -44,8 +44,8 @@ describe('a crash of the process writing to the embedded store', () => {
     // Committed but not yet reported when the kill came: at most one write per crash, and whole.
     const { rows } = await store.db.query<{ state: string, payments: number, events: number, outbox: number }>(
       `SELECT i.state, (SELECT count(*)::integer FROM payments p WHERE p.invoice_id = i.id) AS payments,
-         (SELECT count(*)::integer FROM payment_events e WHERE e.invoice_id = i.id) AS events,
-         (SELECT count(*)::integer FROM outbox o JOIN payment_events e ON e.id = o.event_id WHERE e.invoice_id = i.id) AS outbox
+         (SELECT count(*)::integer FROM outbox_events e WHERE e.invoice_id = i.id) AS events,
+         (SELECT count(*)::integer FROM outbox o JOIN outbox_events e ON e.id = o.event_id WHERE e.invoice_id = i.id) AS outbox
        FROM invoices i`
     )
     assert.ok(rows.length >= created.size && rows.length <= created.size + 3, `${rows.length} invoices for ${created.size} reported`)

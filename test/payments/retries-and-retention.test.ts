@@ -108,7 +108,7 @@ for (const backend of backends) {
       const paidLate = await payments.createInvoice({ amount: 5000, expiresInS: 60 })
       clock.advance(60_000)
       await payments.onBlock()
-      const outboxOf = async (id: string) => (await store.db.query<{ consumer: string }>('SELECT o.consumer FROM outbox o JOIN payment_events e ON e.id = o.event_id WHERE e.invoice_id = $1 ORDER BY o.consumer', [id])).rows.map(row => row.consumer)
+      const outboxOf = async (id: string) => (await store.db.query<{ consumer: string }>('SELECT o.consumer FROM outbox o JOIN outbox_events e ON e.id = o.event_id WHERE e.invoice_id = $1 ORDER BY o.consumer', [id])).rows.map(row => row.consumer)
       assert.deepEqual(await outboxOf(told.id), ['app', 'webhook'])
       assert.deepEqual(await outboxOf(quiet.id), ['app'], 'no webhook for a quiet expiry')
       // Paid after it expired: a record of money, kept.

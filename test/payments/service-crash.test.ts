@@ -95,7 +95,7 @@ describe('a kill -9 of the service between seen and confirmed', () => {
 
     const db = await openDatabase({ dataDir })
     t.after(() => db.close())
-    const { rows } = await db.query<{ type: string, count: number }>("SELECT type, count(*)::integer AS count FROM payment_events WHERE invoice_id = $1 AND type IN ('seen', 'confirmed') GROUP BY type ORDER BY type", [invoice.id])
+    const { rows } = await db.query<{ type: string, count: number }>("SELECT type, count(*)::integer AS count FROM outbox_events WHERE invoice_id = $1 AND type IN ('seen', 'confirmed') GROUP BY type ORDER BY type", [invoice.id])
     assert.deepEqual(rows, [{ type: 'confirmed', count: 1 }, { type: 'seen', count: 1 }])
   })
 

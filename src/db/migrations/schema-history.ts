@@ -8,5 +8,6 @@ import { OUTBOX_STATUS } from './0005-outbox-status.js'
 import { ENTITLEMENTS } from './0006-entitlements.js'
 import { USER_STORAGE } from './0007-user-storage.js'
 import { OPEN_PURCHASES } from './0008-open-purchases.js'
+import { OUTBOX_EVENTS } from './0009-outbox-events.js'
 
-export const MIGRATIONS: readonly Migration[] = [INVOICES_AND_PAYMENTS, DELIVERY, CHAIN_CURSOR, SIGHTINGS_AND_RETENTION, OUTBOX_STATUS, ENTITLEMENTS, USER_STORAGE, OPEN_PURCHASES]
+export const MIGRATIONS: readonly Migration[] = [INVOICES_AND_PAYMENTS, DELIVERY, CHAIN_CURSOR, SIGHTINGS_AND_RETENTION, OUTBOX_STATUS, ENTITLEMENTS, USER_STORAGE, OPEN_PURCHASES, OUTBOX_EVENTS]
