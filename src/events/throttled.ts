@@ -3,52 +3,46 @@
  * once per `gapMs`: asks that come while it runs or rests make one more run at the end of the
  * rest. For work whose cost grows with how often something changes (subscribers coming and
  * going on a busy instance), where only the latest state matters.
+ *
+ * A CoalescingRun whose run is the task and then the rest: an ask during either makes one more.
  */
-import type { TimerHandle, Timers } from 'pocketnet-client'
+import { CoalescingRun, type TimerHandle, type Timers } from 'pocketnet-client'
 
 export class Throttled {
-  readonly #task: () => Promise<void>
-  readonly #gapMs: number
+  readonly #runs: CoalescingRun
   readonly #timers: Timers
-  /** The run in flight, if any. */
-  #running: Promise<void> | undefined
-  #resting: TimerHandle | undefined
-  #asked = false
+  /** The rest in progress, ended early by close(). */
+  #rest: { timer: TimerHandle, end: () => void } | undefined
   #closed = false
 
   /** `task` must not reject (what it rejects with is dropped). */
   constructor (task: () => Promise<void>, gapMs: number, timers: Timers) {
-    this.#task = task
-    this.#gapMs = gapMs
     this.#timers = timers
+    this.#runs = new CoalescingRun(async () => {
+      await task().catch(() => {})
+      if (this.#closed) return
+      await new Promise<void>(resolve => {
+        const end = (): void => {
+          this.#rest = undefined
+          resolve()
+        }
+        this.#rest = { timer: timers.setTimeout(end, gapMs), end }
+      })
+    })
   }
 
   request (): void {
-    if (this.#closed) return
-    if (this.#running !== undefined || this.#resting !== undefined) {
-      this.#asked = true
-      return
-    }
-    this.#run()
+    this.#runs.request()
   }
 
   /** No more runs; resolves once the run in flight, if any, has ended. */
   async close (): Promise<void> {
     this.#closed = true
-    this.#timers.clearTimeout(this.#resting)
-    this.#resting = undefined
-    await this.#running
-  }
-
-  #run (): void {
-    this.#asked = false
-    this.#running = this.#task().catch(() => {}).finally(() => {
-      this.#running = undefined
-      if (this.#closed) return
-      this.#resting = this.#timers.setTimeout(() => {
-        this.#resting = undefined
-        if (this.#asked && !this.#closed) this.#run()
-      }, this.#gapMs)
-    })
+    const closed = this.#runs.close()
+    if (this.#rest !== undefined) {
+      this.#timers.clearTimeout(this.#rest.timer)
+      this.#rest.end()
+    }
+    await closed
   }
 }
