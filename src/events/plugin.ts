@@ -34,6 +34,8 @@ export interface IngestStatus {
   readonly lease: LeaseState | 'none'
   /** Whether this instance's node event source runs now. */
   readonly running: boolean
+  /** Resolves once the lease is not waiting on Redis for an answer (tests: before moving its clock on). */
+  whenLeaseIdle (): Promise<void>
 }
 
 declare module 'fastify' {
@@ -158,6 +160,7 @@ export default fp<EventsPluginOptions>(async (app, { now = Date.now, timers = RE
   app.decorate('eventIngest', {
     get lease () { return lease?.state ?? 'none' },
     get running () { return ingest.running },
+    whenLeaseIdle: async () => { await lease?.whenIdle() },
   } satisfies IngestStatus)
 
   registerEventMetrics(app.metrics.registry, hub, streams, () => ingest.stats(), shared, lease === undefined

@@ -43,10 +43,15 @@ async function instance (t: WithAfter, redis: TestRedis, node: Emulator, leaseMs
   return { ...service, clock, heard }
 }
 
-/** Waits for `condition`, moving the instances' clocks one lease attempt on between looks. */
+/**
+ * Waits for `condition`, moving the instances' clocks one lease attempt on between looks, each
+ * once its lease has its answer from Redis: moved on while a question waits, three looks would be
+ * a whole lease without an answer, and a busy machine's slow Redis an unreachable one.
+ */
 function drive (what: string, instances: Instance[], condition: () => boolean): Promise<void> {
-  return waitFor(what, () => {
+  return waitFor(what, async () => {
     if (condition()) return true
+    await Promise.all(instances.map(({ app }) => app.eventIngest.whenLeaseIdle()))
     for (const { clock } of instances) clock.advance(TICK_MS)
     return false
   })
