@@ -51,4 +51,4 @@ HEALTHCHECK --interval=30s --timeout=3s --start-period=10s --retries=3 \
 STOPSIGNAL SIGTERM
 # Exec form: node is PID 1 and gets SIGTERM itself (no shell, no npm in between); the flags
 # are the start script's (package.json).
-CMD ["node", "--retain-maps-for-n-gc=1000", "dist/server.js"]
+CMD ["node", "--retain-maps-for-n-gc=1000", "--wasm-tiering-budget=20000", "dist/server.js"]

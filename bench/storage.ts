@@ -13,7 +13,10 @@
  * alone (no HTTP, no sign-in), to tell the database's share from the rest.
  *
  * On two CPUs or more this process (the service) runs on the server CPU and the client on the
- * load CPU (bench/harness.ts). Writes its table into bench/results.md, between the storage markers.
+ * load CPU (bench/harness.ts). It runs under the start script's V8 flags, as the service ships
+ * (run without them, it starts itself again with them): its PGlite's WebAssembly is compiled as
+ * they say, which the tail of a request follows (bench/results.md, "Where a write's tail came
+ * from"). Writes its table into bench/results.md, between the storage markers.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -29,7 +32,7 @@ import { loadConfig } from '../src/config.js'
 import { openDatabase } from '../src/db/open-database.js'
 import { mirroredByReplay } from '../src/fast-path/hook-ledger.js'
 import { copyTemplateTo } from '../scripts/pglite-template.js'
-import { CPUS, cpuMicros, cpuSeconds, stop } from './harness.js'
+import { CPUS, START_ARGS, cpuMicros, cpuSeconds, stop } from './harness.js'
 import { writeResultsSection } from './results-file.js'
 
 const USERS = Number(process.env.BENCH_STORAGE_USERS ?? 10_000)
@@ -38,6 +41,8 @@ const SIGNED_IN = Math.min(USERS, Number(process.env.BENCH_STORAGE_SIGNED_IN ?? 
 const REQUESTS = Number(process.env.BENCH_STORAGE_REQUESTS ?? 5000)
 const WARM_UP = Number(process.env.BENCH_STORAGE_WARM_UP ?? 500)
 const APP_ID = 'bench.storage.app'
+/** The V8 flags of the start script (package.json), without the script it runs. */
+const SERVICE_FLAGS = START_ARGS.filter(arg => arg.startsWith('--'))
 /** About what a mini-app keeps under a key: a small object (here 60 to 70 bytes as JSON). */
 const valueOf = (user: number, key: number, round: number): unknown => ({ score: user * 7 + key, level: key % 30, round, tags: ['bench', `k${key}`], done: key % 2 === 0 })
 
@@ -236,7 +241,7 @@ async function measure (cleanups: Array<() => unknown>): Promise<void> {
   }
   const date = new Date().toISOString().slice(0, 10)
   const text = [
-    `Written by \`npm run bench:storage\` (Node ${process.version}, ${date}): the service built in the benchmark's process (\`buildApp\`${CPUS ? `, on CPU ${CPUS.server}` : ''}) with sign-in and storage on, its embedded database (PGlite) in a temporary \`DATA_DIR\`, seeded by bulk SQL with ${USERS} users × ${KEYS} keys (${sizes?.keys} keys, ${Math.round(Number(sizes?.bytes) / 1e6)} MB of keys and values; seeding took ${(seedMs / 1000).toFixed(1)} s; the first request opened the database in ${Math.round(openMs)} ms). A client in a process of its own${CPUS ? ` on CPU ${CPUS.load}` : ''} sends ${REQUESTS} \`GET\` and ${REQUESTS} \`PUT\` (each a value of about 70 bytes), alternating, one at a time over one keep-alive connection, after ${WARM_UP} of each not counted, for ${SIGNED_IN} users signed in with real signatures, a random user and key each time: ${Math.round(2 * (WARM_UP + REQUESTS) / elapsedS)} requests/s. Load average at the start ${startLoad}; ${serverCpu}.`,
+    `Written by \`npm run bench:storage\` (Node ${process.version}, ${date}): the service built in the benchmark's process (\`buildApp\`${CPUS ? `, on CPU ${CPUS.server}` : ''}, under the start script's flags \`${SERVICE_FLAGS.join(' ')}\`) with sign-in and storage on, its embedded database (PGlite) in a temporary \`DATA_DIR\`, seeded by bulk SQL with ${USERS} users × ${KEYS} keys (${sizes?.keys} keys, ${Math.round(Number(sizes?.bytes) / 1e6)} MB of keys and values; seeding took ${(seedMs / 1000).toFixed(1)} s; the first request opened the database in ${Math.round(openMs)} ms). A client in a process of its own${CPUS ? ` on CPU ${CPUS.load}` : ''} sends ${REQUESTS} \`GET\` and ${REQUESTS} \`PUT\` (each a value of about 70 bytes), alternating, one at a time over one keep-alive connection, after ${WARM_UP} of each not counted, for ${SIGNED_IN} users signed in with real signatures, a random user and key each time: ${Math.round(2 * (WARM_UP + REQUESTS) / elapsedS)} requests/s. Load average at the start ${startLoad}; ${serverCpu}.`,
     '',
     '| Measure | Value | Goal (issue #36) | Verdict |',
     '|---|---|---|---|',
@@ -263,6 +268,9 @@ function runClient (planFile: string): { child: ChildProcess, output: Promise<st
 
 if (process.argv[2] === '--client') {
   await clientProcess(process.argv[3] as string)
+} else if (!SERVICE_FLAGS.every(flag => process.execArgv.includes(flag))) {
+  const again = spawn(process.execPath, [...SERVICE_FLAGS, ...process.execArgv, fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: 'inherit' })
+  process.exitCode = await new Promise<number>(resolve => again.once('exit', code => resolve(code ?? 1)))
 } else {
   const cleanups: Array<() => unknown> = []
   try {

@@ -3,7 +3,8 @@
  * its `space`. No HTTP here, and no choice of who may write: the routes and StorageService decide
  * that; this keeps the versions and the quotas exact.
  *
- * Each write is one call of a function of the database (`storage_put`, `storage_delete`:
+ * Each write is one call of a function of the database (`storage_put`, now as
+ * db/migrations/0010-storage-put-one-write.ts has it, and `storage_delete`:
  * db/migrations/0007-user-storage.ts), one transaction that first locks its owner's usage row,
  * then reads the key, checks the write's conditions and the quotas, and writes the key and the
  * new totals. Two writers of one owner, on one server or on several instances, thus take turns,

@@ -136,7 +136,10 @@ describe('WEB_CONCURRENCY: worker processes on one port', () => {
     const [killed, kept] = pids as [number, number]
     assert.ok(!pids.includes(service.child.pid as number), 'the workers are processes of their own')
     if (existsSync('/proc/self/cmdline')) {
-      for (const pid of pids) assert.ok(readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes('--retain-maps-for-n-gc=1000'), `worker ${pid} runs with the start script's V8 flag`)
+      for (const pid of pids) {
+        const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')
+        for (const flag of ['--retain-maps-for-n-gc=1000', '--wasm-tiering-budget=20000']) assert.ok(args.includes(flag), `worker ${pid} runs with the start script's V8 flag ${flag}`)
+      }
     }
     const url = `http://127.0.0.1:${port}`
     for (const pid of pids) await askUntilServedBy(service, url, pid, `to-${pid}`)

@@ -209,6 +209,29 @@ for (const backend of backends(postgres)) {
       assert.ok(again.actual.keys <= 10)
     })
 
+    it('creates a new owner\'s totals once when its first writes race, and again when its keys were deleted meanwhile', async (t) => {
+      const [first, second] = backend.name === 'server' ? await twoConnections(t) : [database(), database()]
+      for (let round = 0; round < 5; round++) {
+        const owner = newOwner()
+        const a = service(first).forUser(owner)
+        const b = service(second).forUser(owner)
+        const written = await Promise.all(Array.from({ length: 6 }, (_, i) => (i % 2 === 0 ? a : b).put(`k${i}`, i)))
+        assert.equal(written.length, 6)
+        const { usage, actual } = await accounted(first, 'user', owner)
+        assert.deepEqual(usage, { keys: 6, bytes: actual.bytes }, `round ${round}`)
+        assert.deepEqual(usage, actual)
+        // The owner leaves while writes go on: the writes after it start its totals again.
+        const outcomes = await Promise.allSettled([
+          ...Array.from({ length: 4 }, (_, i) => (i % 2 === 0 ? b : a).put(`n${i}`, { i })),
+          service(round % 2 === 0 ? first : second).deleteUser(owner),
+          ...Array.from({ length: 4 }, (_, i) => (i % 2 === 0 ? a : b).put(`m${i}`, { i })),
+        ])
+        assert.ok(outcomes.every(outcome => outcome.status === 'fulfilled'), JSON.stringify(outcomes.filter(outcome => outcome.status === 'rejected')))
+        const after = await accounted(second, 'user', owner)
+        assert.deepEqual(after.usage, after.actual, `round ${round}: the totals add up to the keys left`)
+      }
+    })
+
     it('keeps the last guard in the schema: a size that does not add up, a key out of the rule, negative totals', async () => {
       const db = database()
       const owner = newOwner()
