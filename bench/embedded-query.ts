@@ -1,7 +1,10 @@
 /**
  * A statement with parameters on the embedded database: PGlite's own `query()` (six calls into
- * its WebAssembly module) against src/db/extended-query.ts (one call), in one process on one
- * database, in alternating rounds so that a noisy machine weighs on both alike. Statements: a
+ * its WebAssembly module) against src/db/extended-query.ts (one call), with and without PGlite's
+ * sync of its files after each statement (the service runs without: embedded-database.ts), in
+ * one process, in alternating rounds so that a noisy machine weighs on all alike. The path
+ * without the sync runs on a second database seeded the same way (two ExtendedQuery on one
+ * session would name their prepared statements alike). Statements: a
  * `SELECT $1::integer`, per-user storage's read of a key and its write (`storage_put`), the
  * store's own SQL texts, on BENCH_EMBEDDED_OWNERS (300) owners × 100 keys. Prints p50/p99 of each
  * and the ratios; the figures are in bench/results.md, "The embedded database in one exchange
@@ -23,11 +26,10 @@ const ROUNDS = Number(process.env.BENCH_EMBEDDED_ROUNDS ?? 4)
 const GET = 'SELECT value, version, updated_at_ms FROM storage_items WHERE space = $1 AND owner = $2 AND key = $3'
 const PUT = 'SELECT * FROM storage_put($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)'
 
-const dir = mkdtempSync(join(tmpdir(), 'bench-embedded-query-'))
-const pglite = await PGlite.create({ fs: new NodeFS(dir), startParams: [...PGlite.defaultStartParams, '-c', 'shared_buffers=16MB'] })
-const extended = new ExtendedQuery(pglite)
-await pglite.exec(USER_STORAGE.sql)
-await pglite.exec(`
+async function seeded (dir: string): Promise<PGlite> {
+  const pglite = await PGlite.create({ fs: new NodeFS(dir), startParams: [...PGlite.defaultStartParams, '-c', 'shared_buffers=16MB'] })
+  await pglite.exec(USER_STORAGE.sql)
+  await pglite.exec(`
 INSERT INTO storage_usage (space, owner, keys, bytes) SELECT 'user', 'owner' || o, ${KEYS}, ${KEYS} * 40 FROM generate_series(1, ${OWNERS}) o;
 INSERT INTO storage_items (space, owner, key, value, size, version, updated_at_ms)
   SELECT 'user', 'owner' || o, 'key' || k, '{"n":' || lpad(k::text, 3, '0') || ',"pad":"xxxxxxxxxxxxxxxxxxxxxx"}',
@@ -35,11 +37,20 @@ INSERT INTO storage_items (space, owner, key, value, size, version, updated_at_m
   FROM generate_series(1, ${OWNERS}) o, generate_series(1, ${KEYS}) k;
 UPDATE storage_usage u SET bytes = (SELECT sum(size) FROM storage_items i WHERE i.owner = u.owner);
 `)
+  return pglite
+}
+
+const dirs = [mkdtempSync(join(tmpdir(), 'bench-embedded-query-')), mkdtempSync(join(tmpdir(), 'bench-embedded-query-'))] as const
+const pglite = await seeded(dirs[0])
+const unsynced = await seeded(dirs[1])
+const extended = new ExtendedQuery(pglite)
+const extendedUnsynced = new ExtendedQuery(unsynced, { syncFiles: false })
 
 type Run = (text: string, params: unknown[]) => Promise<unknown>
 const paths: Record<string, Run> = {
   'pglite.query()': (text, params) => pglite.query(text, params),
   'one call': (text, params) => extended.query(text, params),
+  'one call, no sync': (text, params) => extendedUnsynced.query(text, params),
 }
 
 let written = 0
@@ -57,7 +68,8 @@ const samples = new Map<string, number[]>()
 const loadBefore = loadavg()[0]!
 for (let round = 0; round < ROUNDS; round++) {
   // Each round runs the paths in the other order.
-  const order = round % 2 === 0 ? Object.keys(paths) : Object.keys(paths).reverse()
+  const order = Object.keys(paths)
+  for (let turn = 0; turn < round % order.length; turn++) order.push(order.shift()!)
   for (const [statement, next] of Object.entries(statements)) {
     for (const path of order) {
       const run = paths[path]!
@@ -73,16 +85,18 @@ for (let round = 0; round < ROUNDS; round++) {
   }
 }
 await pglite.close()
-rmSync(dir, { recursive: true, force: true })
+await unsynced.close()
+for (const dir of dirs) rmSync(dir, { recursive: true, force: true })
 
 function percentile (sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!
 }
 console.log(`Node ${process.version}, ${OWNERS} owners × ${KEYS} keys, ${ROUNDS} rounds × ${CALLS} calls of each, load average ${loadBefore.toFixed(2)} → ${loadavg()[0]!.toFixed(2)}`)
-console.log('| Statement | `pglite.query()` p50 / p99 | one call p50 / p99 | ratio p50 / p99 |')
-console.log('|---|---|---|---|')
+console.log('| Statement | `pglite.query()` p50 / p99 | one call p50 / p99 | one call, no sync p50 / p99 | one call over `query()`, p50 / p99 | no sync over one call, p50 / p99 |')
+console.log('|---|---|---|---|---|---|')
+const ratio = (a: number, b: number): string => (a / b).toFixed(2)
 for (const statement of Object.keys(statements)) {
-  const [before, after] = Object.keys(paths).map(path => samples.get(`${statement}|${path}`)!.sort((a, b) => a - b))
-  const [b50, b99, a50, a99] = [percentile(before!, 0.5), percentile(before!, 0.99), percentile(after!, 0.5), percentile(after!, 0.99)]
-  console.log(`| ${statement} | ${b50.toFixed(3)} / ${b99.toFixed(3)} ms | ${a50.toFixed(3)} / ${a99.toFixed(3)} ms | ${(a50 / b50).toFixed(2)} / ${(a99 / b99).toFixed(2)} |`)
+  const [query, one, noSync] = Object.keys(paths).map(path => samples.get(`${statement}|${path}`)!.sort((a, b) => a - b)).map(sorted => [percentile(sorted, 0.5), percentile(sorted, 0.99)] as const)
+  const cell = ([p50, p99]: readonly [number, number]): string => `${p50.toFixed(3)} / ${p99.toFixed(3)} ms`
+  console.log(`| ${statement} | ${cell(query!)} | ${cell(one!)} | ${cell(noSync!)} | ${ratio(one![0], query![0])} / ${ratio(one![1], query![1])} | ${ratio(noSync![0], one![0])} / ${ratio(noSync![1], one![1])} |`)
 }

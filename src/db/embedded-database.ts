@@ -120,7 +120,13 @@ export async function openEmbeddedDatabase (dataDir: string, options: EmbeddedDa
     return result
   }
 
-  const extended = new ExtendedQuery(pglite)
+  // No sync of the files after each statement: PGlite's NodeFS writes through to the data
+  // directory's files (Emscripten's NODEFS) and its syncToFs does nothing, while PGlite's sync
+  // takes a lock and makes promises every statement (bench/results.md, "A write's garbage").
+  // Should a PGlite version keep writes in memory until a sync, the crash tests (kill -9 right
+  // after a commit, then reopen: test/storage/storage-crash.test.ts, test/payments/crash.test.ts)
+  // fail.
+  const extended = new ExtendedQuery(pglite, { syncFiles: false })
   const sql: Sql = {
     async query<Row>(text: string, params: unknown[] = []) {
       const result = await enter(() => extended.query<Row>(text, params))

@@ -59,9 +59,16 @@ export class ExtendedQuery {
   /** Closes of statements dropped from the map, sent ahead of the next Parse. */
   #toClose: Uint8Array[] = []
   #named = 0
+  readonly #syncFiles: boolean
 
-  constructor (pglite: PGlite) {
+  /**
+   * @param options.syncFiles whether to have PGlite sync its file system after each statement, as
+   *   `pglite.query()` does. Default true; false only where that sync does nothing (the embedded
+   *   database's files on disk: embedded-database.ts).
+   */
+  constructor (pglite: PGlite, options: { syncFiles?: boolean } = {}) {
     this.#pglite = pglite
+    this.#syncFiles = options.syncFiles ?? true
   }
 
   /** What `pglite.query(text, params)` answers, in one call into the module (two the first time). */
@@ -117,8 +124,9 @@ export class ExtendedQuery {
       serialize.sync(),
     ])
     // The Sync is in the buffer: after an error the server skips to it, and the session is ready
-    // for the next statement. The files are synced after it, as pglite.query() does.
-    const answer = await this.#pglite.execProtocolStream(message, { syncToFs: true })
+    // for the next statement. The files are synced after it, as pglite.query() does, unless that
+    // sync does nothing.
+    const answer = await this.#pglite.execProtocolStream(message, { syncToFs: this.#syncFiles })
     return parse.parseResults(answer, parsers)[0] as Results<Row>
   }
 }
