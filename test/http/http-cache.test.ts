@@ -100,7 +100,9 @@ describe('the answer cache', () => {
     // The node's answer is held until the other 99 requests have joined the call in flight:
     // concurrent whatever the machine's speed.
     const gate = await startGate(t, node.url)
-    const service = await startApp(t, { nodes: [gate.url], env: NO_CACHE })
+    // The gate decides when the node answers: no timeout may end the call first (under load, 100
+    // requests took longer than the default 2 s to arrive, and a second call began after it).
+    const service = await startApp(t, { nodes: [gate.url], env: { ...NO_CACHE, RPC_TIMEOUT_MS: '60000', RPC_DEADLINE_MS: '60000' } })
     let joined = 0
     const pending = Promise.all(Array.from({ length: 100 }, () => service.get('/api/search?keyword=music&pageSize=10')))
     const hangAt = performance.now() + 30_000
