@@ -9,6 +9,7 @@ import { request } from 'node:http'
 import { describe, it, type TestContext } from 'node:test'
 import { EMULATOR_BOT_TOKEN, startTelegramBotApi, TELEGRAM_CONTROLS_PATH, type TelegramBotApi, type TelegramBotApiOptions } from '../../../devnode/telegram-bot-api.js'
 import { freePort } from '../../helpers/free-port.js'
+import { waitFor } from '../../helpers/wait-for.js'
 import { startWebhookReceiver } from './webhook-receiver.js'
 
 const NOW = Date.UTC(2026, 10, 29, 6, 0, 0)
@@ -147,7 +148,10 @@ describe('the Telegram Bot API emulator: methods', () => {
     const telegram = await startTelegramBotApi({ now: () => NOW })
     await telegram.userWrites({ chatId: 42, text: 'hi' })
     telegram.fault('hang')
-    const answer = call(telegram, 'sendMessage', { chat_id: 42, text: 'x' }).then(() => 'answered', () => 'cut')
+    let answered = false
+    const answer = call(telegram, 'sendMessage', { chat_id: 42, text: 'x' }).then(() => 'answered', () => 'cut').finally(() => { answered = true })
+    await waitFor('the call to reach the emulator', () => telegram.sendMessageCalls === 1)
+    assert.equal(answered, false, 'held')
     await telegram.close()
     assert.equal(await answer, 'cut')
     assert.deepEqual(telegram.sentMessages(42), [])
