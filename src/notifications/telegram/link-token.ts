@@ -108,6 +108,8 @@ export class LinkTokens {
 
   /** Whose address `token` names, or why it is refused; the tag is checked before the expiry. */
   verify (token: string, now: number): VerifiedLinkToken {
+    // NaN compares false with every expiry: it would make every token unexpired.
+    if (!Number.isFinite(now)) throw new RangeError(`now is ms since the epoch, not ${now}`)
     if (typeof token !== 'string' || token.length !== TOKEN_CHARS || !START_PARAMETER.test(token)) return { ok: false, reason: 'malformed' }
     const bytes = Buffer.from(token, 'base64url')
     if (bytes.length !== TOKEN_BYTES || bytes[0] !== FORMAT_VERSION) return { ok: false, reason: 'malformed' }

@@ -65,6 +65,7 @@ describe('link tokens', () => {
     assert.equal(tokens.verify(token, expiresAt - 1).ok, true)
     assert.deepEqual(tokens.verify(token, expiresAt), { ok: false, reason: 'expired' })
     assert.deepEqual(tokens.verify(token, NOW + 3_600_000), { ok: false, reason: 'expired' })
+    assert.throws(() => tokens.verify(token, Number.NaN), RangeError, 'a clock that is no number expires nothing by accident')
   })
 
   it('are refused when made with another secret, or changed in any character', () => {
