@@ -43,3 +43,19 @@ export function networkOfVersion (version: number | undefined): PocketnetNetwork
 
 /** The rule for mainnet addresses, the default. */
 export const POCKETNET_ADDRESS_RULE = addressRule('main')
+
+/**
+ * The 21 bytes `address` encodes (its version byte and its key's hash), for a format that must be
+ * short (a Telegram deep link's start parameter); undefined unless it is an address of one of the
+ * networks with a valid checksum.
+ */
+export function addressBytes (address: string): Uint8Array | undefined {
+  const network = POCKETNET_NETWORKS.find(candidate => isPocketnetAddress(address, candidate))
+  return network === undefined ? undefined : bs58check.decode(address)
+}
+
+/** The address of 21 bytes from {@link addressBytes}; undefined when they are no address of a network. */
+export function addressFromBytes (bytes: Uint8Array): string | undefined {
+  if (bytes.length !== PAYLOAD_BYTES || networkOfVersion(bytes[0]) === undefined) return undefined
+  return bs58check.encode(bytes)
+}

@@ -12,7 +12,7 @@ export {
   type OptionRange,
 } from './options.js'
 export { DEFAULT_CACHE_TTL_MS, type CacheOutcome } from './cache.js'
-export { isPocketnetAddress, addressRule, POCKETNET_ADDRESS_RULE, POCKETNET_NETWORKS, type PocketnetNetwork } from './address.js'
+export { isPocketnetAddress, addressRule, addressBytes, addressFromBytes, POCKETNET_ADDRESS_RULE, POCKETNET_NETWORKS, type PocketnetNetwork } from './address.js'
 export {
   verifySignature,
   hostHex,

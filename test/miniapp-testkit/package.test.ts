@@ -63,6 +63,41 @@ export async function payAndConfirm (appId: string): Promise<number> {
 }
 `
 
+const USE_TELEGRAM_FROM_JAVASCRIPT = `
+import { createServer } from 'node:http'
+import { EMULATOR_BOT_TOKEN, startTelegramBotApi } from '${NAME}'
+const received = []
+const webhook = createServer((request, response) => {
+  let body = ''
+  request.on('data', chunk => { body += chunk })
+  request.on('end', () => { received.push({ secret: request.headers['x-telegram-bot-api-secret-token'], text: JSON.parse(body).message.text }); response.end('{}') })
+}).listen(0, '127.0.0.1')
+await new Promise(resolve => webhook.once('listening', resolve))
+const telegram = await startTelegramBotApi({ username: 'my_app_bot', webhookRetryDelayMs: 0 })
+const call = async (method, params) => (await (await fetch(telegram.url + '/bot' + telegram.token + '/' + method, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(params) })).json())
+await call('setWebhook', { url: 'http://127.0.0.1:' + webhook.address().port + '/hook', secret_token: 's3cret' })
+const delivery = await telegram.userWrites({ chatId: 555, text: '/start abc' })
+const sent = await call('sendMessage', { chat_id: 555, text: 'hello', reply_markup: { inline_keyboard: [[{ text: 'Open', url: 'https://example.com' }]] } })
+telegram.fault('too-many-requests', 1, { retryAfterS: 2 })
+const limited = await call('sendMessage', { chat_id: 555, text: 'again' })
+await telegram.close()
+webhook.close()
+console.log(JSON.stringify({ token: telegram.token === EMULATOR_BOT_TOKEN, delivered: delivery.delivered, received, sent: sent.ok && telegram.sentMessages(555).map(({ message }) => message.text), limited: [limited.error_code, limited.parameters] }))
+`
+
+const USE_TELEGRAM_FROM_TYPESCRIPT = `
+import { startTelegramBotApi, type TelegramBotApi, type WebhookDelivery } from '${NAME}'
+
+export async function linkAndSend (): Promise<number> {
+  const telegram: TelegramBotApi = await startTelegramBotApi({ port: 0, webhookAttempts: 2 })
+  const delivery: WebhookDelivery = await telegram.userWrites({ chatId: 1, text: '/start x' })
+  // @ts-expect-error faults are named ones
+  telegram.fault('slow')
+  await telegram.close()
+  return delivery.update.update_id + telegram.sentMessages(1).length
+}
+`
+
 /** Each DEVNODE_ variable devnode/cli.ts reads. */
 function cliVariables (): string[] {
   const source = readFileSync(join(ROOT, 'devnode/cli.ts'), 'utf8')
@@ -106,6 +141,11 @@ describe('the bastyon-miniapp-testkit package', () => {
     const used = JSON.parse((await run(process.execPath, ['app.js'], { cwd: project })).stdout) as Record<string, unknown>
     assert.deepEqual(used, { devHost: true, closed: true, raised: 3, nonce: Buffer.from('challenge/my.app').toString('hex'), payer: true, value: 1.5, confirmations: 1 })
 
+    // The Telegram Bot API emulator: the webhook gets the user's /start with the secret header; the bot sends, then meets flood control.
+    writeFileSync(join(project, 'telegram.js'), USE_TELEGRAM_FROM_JAVASCRIPT)
+    const telegram = JSON.parse((await run(process.execPath, ['telegram.js'], { cwd: project })).stdout) as Record<string, unknown>
+    assert.deepEqual(telegram, { token: true, delivered: true, received: [{ secret: 's3cret', text: '/start abc' }], sent: ['hello'], limited: [429, { retry_after: 2 }] })
+
     // The bin, through npm's link and its #! line: plain node, no tsx.
     const path = `${dirname(process.execPath)}:${process.env.PATH ?? ''}`
     const help = await run(join(project, 'node_modules/.bin/bastyon-devnode'), ['--help'], { env: { ...process.env, PATH: path } })
@@ -133,7 +173,7 @@ describe('the bastyon-miniapp-testkit package', () => {
     assert.deepEqual(await exited, [0, null], 'closes and exits on SIGTERM')
 
     // Library checks included: the declarations compile on their own.
-    const typecheck = await typecheckAsConsumer(project, USE_FROM_TYPESCRIPT, NODE_CONSUMER)
+    const typecheck = await typecheckAsConsumer(project, USE_FROM_TYPESCRIPT + USE_TELEGRAM_FROM_TYPESCRIPT, NODE_CONSUMER)
     assert.equal(typecheck, '', 'the typed use compiles, and each @ts-expect-error line is an error')
   })
 })

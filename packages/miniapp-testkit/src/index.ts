@@ -10,3 +10,4 @@ export { testSigner, type HostSignature, type SignerNetwork, type SignOptions, t
 export { mountDevHost, type DevHostOptions } from './dev-host.js'
 export { standInHost, type Host, type HostPaymentMade, type HostPaymentRequest, type StandInHost, type StandInHostOptions } from './stand-in-host.js'
 export type { Dataset, Emulator, Fault, FaultScope, UserRecord } from '../../../devnode/server.js'
+export { startTelegramBotApi, EMULATOR_BOT_TOKEN, TELEGRAM_CONTROLS_PATH, type TelegramBotApi, type TelegramBotApiOptions, type TelegramFault, type TelegramUpdate, type TelegramMessage, type SentMessage, type UserMessage, type WebhookDelivery, type WebhookAttempt, type WebhookInfo } from '../../../devnode/telegram-bot-api.js'
