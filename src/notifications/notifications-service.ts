@@ -179,8 +179,8 @@ export class NotificationsService {
   }
 
   /** Opens the database and starts the push sender, once; every call waits for it. */
-  start (): Promise<Running> {
-    return this.#start()
+  async start (): Promise<void> {
+    await this.#start()
   }
 
   /** Resolves once the push sender has nothing in hand (tests). */
