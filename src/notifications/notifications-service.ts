@@ -23,7 +23,7 @@ import { OutboxConsumer } from '../outbox/outbox-consumer.js'
 import { RetryPolicy, type RetryDecision, type RetrySchedule } from '../outbox/retry-policy.js'
 import { pushThroughProxy } from './bastyon-push.js'
 import { NotificationError } from './notification-errors.js'
-import { checkNotification, type NotificationInput } from './notification-rules.js'
+import { checkNotification, proxyOrigin, type NotificationInput } from './notification-rules.js'
 import { NotificationStore, type Channel, type DeliveryBacklog, type DeliveryRow, type DeliveryStatus, type NotificationLimits } from './notification-store.js'
 
 /** A recipient's outcome of one send. */
@@ -129,8 +129,8 @@ export class NotificationsService {
    * `proxy` holds. NotificationError NOTIFY_ERR_PROXY_NOT_ALLOWED unless `proxy` is one of {@link proxies}.
    */
   async register (address: string, proxy: string): Promise<ChannelView> {
-    const origin = this.proxies.find(allowed => sameOrigin(allowed, proxy))
-    if (origin === undefined) {
+    const origin = proxyOrigin(proxy)
+    if (origin === undefined || !this.proxies.includes(origin)) {
       throw new NotificationError('NOTIFY_ERR_PROXY_NOT_ALLOWED', `proxy must be one of the proxies this service sends to (${this.proxies.join(', ') || 'none configured'}), got ${JSON.stringify(proxy.slice(0, 100))}`)
     }
     return view(await (await this.#start()).store.register(address, BASTYON_CHANNEL, origin))
@@ -291,14 +291,6 @@ function statusOf (statuses: Array<DeliveryStatus | undefined>): SendStatus {
   if (statuses.includes('delivered')) return 'sent'
   if (statuses.length > 0 && statuses.every(status => status === 'given_up')) return 'failed'
   return 'queued'
-}
-
-function sameOrigin (allowed: string, given: string): boolean {
-  try {
-    return new URL(given).origin === allowed && /^https?:\/\/[^/?#@\s\\]+\/?$/i.test(given)
-  } catch {
-    return false
-  }
 }
 
 function view (channel: Channel): ChannelView {
