@@ -17,6 +17,7 @@
  * The database opens on the first call, or at start when it exists already (a delivery left
  * pending by a crash can only be in a database that exists): the push sender starts with it.
  */
+import { setMaxListeners } from 'node:events'
 import { REAL_TIMERS, type PocketnetNetwork, type Timers } from 'pocketnet-client'
 import type { Database } from '../db/database.js'
 import { OutboxConsumer } from '../outbox/outbox-consumer.js'
@@ -209,10 +210,13 @@ export class NotificationsService {
     const options = this.#options
     const store = new NotificationStore(db, { now: options.now, limits: options.limits })
     const timeoutMs = options.timeoutMs ?? 10_000
+    const batchSize = options.batchSize ?? 50
     const consumer = new OutboxConsumer<DeliveryRow>({
       consumer: BASTYON_CHANNEL,
       outbox: store,
       handle: async (row, shutdown) => {
+        // Each push of a batch listens for the shutdown at once: more than Node's warning threshold.
+        setMaxListeners(batchSize + 10, shutdown)
         try {
           await pushThroughProxy(row, shutdown, { appId: options.appId, timeoutMs, timers: this.#timers })
         } catch (err) {
@@ -221,7 +225,7 @@ export class NotificationsService {
         }
       },
       retry: new RetryPolicy({ ...PUSH_RETRY, ...options.retry }, options.random ?? Math.random),
-      batchSize: options.batchSize ?? 50,
+      batchSize,
       // Each push is its own POST, to its user's proxy.
       inParallel: true,
       // Longer than an attempt and its acknowledgement (one UPDATE): no other instance pushes it
