@@ -302,7 +302,8 @@ export async function startBastyonProxy (options: BastyonProxyOptions = {}): Pro
       hanging.add(response)
       return
     }
-    const { address, appId, url = '', header = 'New Offer' } = data
+    // The action passes each parameter, so the proxy's defaults (url '', header 'New Offer') never apply.
+    const { address, appId, url, header } = data
     if (!appId || !address) return fail(response, { name: 'ValidationError', details: { ...(!appId ? { appId: 'Required field is missing' } : {}), ...(!address ? { address: 'Required field is missing' } : {}) } })
     const token = findToken(appId, address)
     if (token === undefined) return fail(response, new Error('Authentication token not found'))
@@ -313,11 +314,13 @@ export async function startBastyonProxy (options: BastyonProxyOptions = {}): Pro
       return fail(response, err instanceof Error ? err : new Error(String(err)))
     }
     if (app === undefined) return fail(response, new Error('Application not found'))
+    // hexEncode reads url's length: without one, a TypeError, serialized as {}.
+    if (typeof url !== 'string') return fail(response, new TypeError('Cannot read properties of undefined (reading \'length\')'))
     pushes.push({
       address: token.address,
       appId: String(appId),
       image: `https://${app.scope}/b_icon.png`,
-      url: `application?id=${String(appId)}&p=${proxyHexEncode(String(url))}`,
+      url: `application?id=${String(appId)}&p=${proxyHexEncode(url)}`,
       body: `${app.name}: ${String(header)}`,
       at: now(),
     })

@@ -93,8 +93,12 @@ describe('the Bastyon proxy emulator', () => {
     assert.deepEqual(await call(proxy, '/miniapp/sendNotification', { address: stranger, appId: APP_ID, url: '/', header: 'x' }), { status: 500, body: { error: {}, code: 500 }, type: 'application/json; charset=utf-8' })
     proxy.addToken('unknown.app', USER)
     assert.deepEqual((await call(proxy, '/miniapp/sendNotification', { address: USER, appId: 'unknown.app', url: '/', header: 'x' })).body, { error: {}, code: 500 }, 'no app of that id')
-    assert.equal(proxy.pushes().length, 2)
-    assert.equal(proxy.sendCalls, 4)
+    // Each parameter is passed on, undefined or not: no url fails, no header reads "undefined".
+    assert.deepEqual((await call(proxy, '/miniapp/sendNotification', { address: USER, appId: APP_ID, header: 'x' })).body, { error: {}, code: 500 })
+    assert.equal((await call(proxy, '/miniapp/sendNotification', { address: USER, appId: APP_ID, url: '/' })).status, 200)
+    assert.equal(proxy.pushes().at(-1)?.body, 'Demo: undefined')
+    assert.equal(proxy.pushes().length, 3)
+    assert.equal(proxy.sendCalls, 6)
   })
 
   it('asks a node getapps for an app it was not given (the node emulator knows none)', async (t) => {
