@@ -2,13 +2,15 @@
  * `app.notifications` without HTTP (NotificationsService), on both databases, with the clock and
  * the timers moved by hand: a push the proxy refuses is tried again on the default schedule (5 s,
  * doubling, capped at 10 minutes) and given up after its 8th attempt, logged without its header;
- * a push cut short by a shutdown is put back and pushed by the next instance, once.
+ * a push cut short by a shutdown is put back and pushed by the next instance, once; and two
+ * instances on one PostgreSQL database sending the same id at once push it to each user once.
  */
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { addressOf, testKey } from '../../devnode/bastyon-host.js'
 import { startBastyonProxy, type BastyonProxy } from '../../devnode/bastyon-proxy.js'
 import type { Database } from '../../src/db/database.js'
+import { openDatabase } from '../../src/db/open-database.js'
 import { NotificationsService, PUSH_RETRY } from '../../src/notifications/notifications-service.js'
 import { manualClock, type ManualClock } from '../helpers/manual-clock.js'
 import { startPostgres } from '../helpers/start-postgres.js'
@@ -106,3 +108,30 @@ for (const backend of backends(postgres)) {
     })
   })
 }
+
+describe('two instances on one PostgreSQL database', () => {
+  it('send the same id to the same users at once, and each user gets one push', async (t) => {
+    const url = await postgres.freshDatabase()
+    const dbs = [await openDatabase({ databaseUrl: url }), await openDatabase({ databaseUrl: url })]
+    t.after(() => Promise.all(dbs.map(db => db.close())))
+    const proxy = await startBastyonProxy({ apps: { [APP_ID]: { name: 'Demo', scope: APP_ID } } })
+    t.after(() => proxy.close())
+    const clock = manualClock()
+    const instances = dbs.map(db => serviceOn(db, proxy, clock))
+    t.after(() => Promise.all(instances.map(instance => instance.close())))
+    const recipients = Array.from({ length: 30 }, newUser)
+    for (const user of recipients) {
+      proxy.addToken(APP_ID, user)
+      await (instances[0] as NotificationsService).register(user, proxy.url)
+    }
+    const answers = await Promise.all([0, 1, 2, 3].map(i => (instances[i % 2] as NotificationsService).send({ to: i % 2 === 0 ? recipients : [...recipients].reverse(), header: 'Launch', path: '/launch', id: 'launch' })))
+    for (const user of recipients) {
+      const statuses = answers.flatMap(answer => answer.results).filter(result => result.address === user).map(result => result.status).sort()
+      assert.deepEqual(statuses, ['duplicate', 'duplicate', 'duplicate', 'queued'], user)
+    }
+    await waitFor('every push', () => proxy.pushes().length === recipients.length)
+    await Promise.all(instances.map(instance => instance.whenIdle()))
+    assert.deepEqual(proxy.pushes().map(push => push.address).sort(), [...recipients].sort(), 'one push each')
+    assert.equal(proxy.sendCalls, recipients.length)
+  })
+})
