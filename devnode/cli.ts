@@ -6,8 +6,11 @@
  * DEVNODE_BLOCK_INTERVAL_MS (60000), DEVNODE_VERSION (0.22.7),
  * DEVNODE_WORK_QUEUE (4/16: worker threads/most waiting, as a real node; `off` serves all at once),
  * DEVNODE_CONTROLS (`loopback`: pay, mine and re-org over HTTP from this machine, controls.ts;
- * `any`: from any client; `off`).
+ * `any`: from any client; `off`), DEVNODE_BASTYON_PROXY_PORT (`off`; a port for a Bastyon proxy's
+ * mini-app routes beside the node, bastyon-proxy.ts, `0` a free one) and DEVNODE_BASTYON_APP_ID
+ * (demo.pocketnet.app, the app that proxy pushes for).
  */
+import { PROXY_CONTROLS_PATH, startBastyonProxy } from './bastyon-proxy.js'
 import { CONTROLS_PATH, createEmulator, type ControlOptions, type WorkQueueModel } from './server.js'
 
 function parseWorkQueue (value: string): WorkQueueModel | undefined {
@@ -48,8 +51,21 @@ Pay, then mine (controls: ${emulator.url}${CONTROLS_PATH}/pay, /mine, /disconnec
 console.log(`Pocketnet node emulator listening on ${emulator.url} (height ${emulator.height}), WebSocket on ${emulator.webSocket.url}
 Try: curl -s ${emulator.url}/public/ -d '{"method":"getuserprofile","params":["${user?.address}","1"]}'${controls}`)
 
+const proxyPort = process.env.DEVNODE_BASTYON_PROXY_PORT ?? 'off'
+if (proxyPort !== 'off' && !/^\d{1,5}$/.test(proxyPort)) {
+  console.error(`DEVNODE_BASTYON_PROXY_PORT must be a port number or off; got "${proxyPort}"`)
+  process.exit(1)
+}
+const appId = process.env.DEVNODE_BASTYON_APP_ID ?? 'demo.pocketnet.app'
+const proxy = proxyPort === 'off'
+  ? undefined
+  : await startBastyonProxy({ host: process.env.DEVNODE_HOST ?? '127.0.0.1', port: Number(proxyPort), apps: { [appId]: { name: 'Demo', scope: appId } }, node: emulator.url })
+if (proxy !== undefined) {
+  console.log(`Bastyon proxy (mini-app routes) on ${proxy.url}, pushing for ${appId}: the pushes at ${proxy.url}${PROXY_CONTROLS_PATH}/pushes`)
+}
+
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
-    emulator.close().then(() => process.exit(0), () => process.exit(1))
+    Promise.all([emulator.close(), proxy?.close()]).then(() => process.exit(0), () => process.exit(1))
   })
 }

@@ -9,8 +9,9 @@
  * DATA_DIR (default a temporary directory of this run's own, copied from the embedded database's
  * template in node_modules/.cache, scripts/pglite-template.ts, and removed when it stops: the
  * emulator's chain starts afresh each run, so earlier invoices would name transactions no node
- * knows). Settings come from the environment, then from `.env` if there is one
- * (`cp .env.example .env`).
+ * knows). A Bastyon proxy's mini-app routes listen beside them (DEVNODE_BASTYON_PROXY_PORT, default
+ * 38089, devnode/bastyon-proxy.ts), and the service may send notifications to it. Settings come
+ * from the environment, then from `.env` if there is one (`cp .env.example .env`).
  *
  * Without Bastyon there is no host to pay with, so the emulator's controls are on (loopback only,
  * devnode/controls.ts: pay, mine, re-org over HTTP) and the service gets the demo wallet's routes
@@ -23,6 +24,7 @@ import { join } from 'node:path'
 import { addressOf, testKey } from '../devnode/bastyon-host.js'
 import { mountDemoSigner } from '../devnode/demo-signer.js'
 import { mountDemoWallet } from '../devnode/demo-wallet.js'
+import { PROXY_CONTROLS_PATH, startBastyonProxy } from '../devnode/bastyon-proxy.js'
 import { CONTROLS_PATH, createEmulator } from '../devnode/server.js'
 import { buildApp } from '../src/app.js'
 import { ConfigError, loadConfig } from '../src/config.js'
@@ -49,6 +51,11 @@ const emulator = await createEmulator({
   controls: true,
 })
 
+// A Bastyon proxy's mini-app routes (devnode/bastyon-proxy.ts): the service pushes notifications
+// to it, and it records them (GET <proxy>/__proxy/pushes).
+const demoAppId = process.env.BASTYON_APP_ID || 'demo.pocketnet.app'
+const proxy = await startBastyonProxy({ port: Number(process.env.DEVNODE_BASTYON_PROXY_PORT ?? (process.env.DEVNODE_PORT === '0' ? 0 : 38089)), apps: { [demoAppId]: { name: 'Demo', scope: demoAppId } }, node: emulator.url })
+
 const runDataDir = process.env.DATA_DIR === undefined ? mkdtempSync(join(tmpdir(), 'bastyon-demo-')) : undefined
 // Initialised from the install's template rather than by initdb, which costs seconds at each start.
 if (runDataDir !== undefined && !process.env.DATABASE_URL) await copyTemplateTo(runDataDir)
@@ -69,16 +76,20 @@ try {
     // Empty, as in .env.example, is no choice: the demo's own receiver.
     PAYMENT_ADDRESS: process.env.PAYMENT_ADDRESS || addressOf(testKey('demo-receiver')),
     POCKETNET_NODES: emulator.url,
+    // The demo's proxy as well as those configured: a user opts in with it.
+    NOTIFY_BASTYON_PROXIES: [proxy.url, process.env.NOTIFY_BASTYON_PROXIES].filter(Boolean).join(','),
   })
 } catch (err) {
   if (!(err instanceof ConfigError)) throw err
   console.error(err.message)
   await emulator.close()
+  await proxy.close()
   removeRunDataDir()
   process.exit(1)
 }
 const app = await buildApp(config).catch(async (err: unknown) => {
   await emulator.close()
+  await proxy.close()
   removeRunDataDir()
   throw err
 })
@@ -87,6 +98,7 @@ if (config.BASTYON_APP_ID !== '') mountDemoSigner(app, { appId: config.BASTYON_A
 const shutdown = async (): Promise<void> => {
   await app.close()
   await emulator.close()
+  await proxy.close()
   removeRunDataDir()
   process.exit(0)
 }
@@ -110,6 +122,7 @@ Pay that invoice as the host would (the receiver, its amount in satoshi, its mem
   curl -X POST ${controls}/mine`
 console.log(`
 Pocketnet node emulator: ${emulator.url} (controls: POST ${controls}/pay, /mine, /disconnect)
+Bastyon proxy:           ${proxy.url} (notifications pushed: ${proxy.url}${PROXY_CONTROLS_PATH}/pushes)
 Service:                 ${base}  (listening on ${listening})
 Demo page:               ${base}/?wallet=demo&signer=demo  (the emulator's wallet pays tips, a made-up user signs in; ${base}/ as outside the demo)
 API docs:                ${base}/docs

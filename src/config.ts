@@ -4,6 +4,7 @@
  */
 import { Type, type Static } from 'typebox'
 import { Value } from 'typebox/value'
+import { parseProxyList } from './notifications/notification-rules.js'
 import { parseWindow } from './rate-limit/window.js'
 import { CACHE_RANGES, DEFAULT_CACHE_TTL_MS, DEFAULT_NODES, OPTION_RANGES, POCKETNET_NETWORKS, isPocketnetAddress, parseNodeList, parseRedisUrl, type OptionRange, type PocketnetNetwork } from 'pocketnet-client'
 
@@ -14,6 +15,10 @@ const PAYMENT_WEBHOOK_URL_RULE = 'empty (no webhooks), or the http(s):// URL tha
 const PAYMENT_WEBHOOK_SECRET_RULE = 'a secret of at least 32 visible ASCII characters, no spaces, that signs each webhook (HMAC-SHA256); required with PAYMENT_WEBHOOK_URL'
 const EVENTS_INGEST_LEASE_RULE = '0 (no lease: with REDIS_URL every instance ingests the chain itself) or an integer from 1000 to 600000 (milliseconds the ingest lease outlives its holder; renewed every third of it)'
 const APP_ADMINS_RULE = 'empty (no admins), or a comma-separated list of addresses of POCKETNET_NETWORK that may write the app\'s collections through the API'
+const NOTIFY_BASTYON_PROXIES_RULE = 'a comma-separated list of origins (https://host[:port], or http:// on a loopback host for tests) of the Bastyon proxies a user may name when opting in to notifications'
+const ADMIN_TOKEN_RULE = 'empty (no admin routes), or a secret of at least 32 visible ASCII characters, no spaces, that operators send as Authorization: Bearer <token>'
+/** The public Bastyon proxies, as pocketnet.gui's own configuration lists them. */
+const BASTYON_PROXIES = [1, 2, 3, 4, 5, 6].map(n => `https://${n}.pocketnet.app:8899`).join(',')
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
 
 /** A whole number within `range` (pocketnet-client's, for the client's options: one source for both). */
@@ -75,6 +80,13 @@ export const ConfigSchema = Type.Object({
   STORAGE_MAX_VALUE_BYTES: integer({ default: 65_536, min: 16, max: 1_048_576 }, ' (bytes of one value as JSON)'),
   STORAGE_MAX_USER_BYTES: integer({ default: 1_048_576, min: 16, max: 1_073_741_824 }, ' (bytes of all keys and values of one user, or one collection)'),
   APP_ADMINS: Type.String({ default: '', description: APP_ADMINS_RULE }),
+  NOTIFICATIONS: Type.Boolean({ default: true, description: 'true or false: notifications through the users\' Bastyon proxies (opt-in routes and app.notifications), whenever sign-in is on (BASTYON_APP_ID); they keep their state in the database' }),
+  NOTIFY_BASTYON_PROXIES: Type.String({ default: BASTYON_PROXIES, description: NOTIFY_BASTYON_PROXIES_RULE }),
+  NOTIFY_USER_INTERVAL_S: integer({ default: 30, min: 0, max: 86_400 }, ' (seconds between two notifications to one user; 0: no interval)'),
+  NOTIFY_USER_DAILY_LIMIT: integer({ default: 100, min: 1, max: 100_000 }, ' (notifications to one user in any 24 hours)'),
+  NOTIFY_APP_DAILY_LIMIT: integer({ default: 100_000, min: 1, max: 1_000_000_000 }, ' (notifications the app sends in a UTC day, all users together)'),
+  NOTIFY_BASTYON_TIMEOUT_MS: integer({ default: 10_000, min: 100, max: 120_000 }, ' (milliseconds one push to a proxy may take; a push in hand when the process dies is retried this plus 5 s later)'),
+  ADMIN_TOKEN: Type.String({ default: '', description: ADMIN_TOKEN_RULE }),
   METRICS_TOKEN: Type.String({ default: '', description: METRICS_TOKEN_RULE }),
   DATA_DIR: Type.String({ default: 'data', minLength: 1, description: 'the directory of the embedded database (invoices), when DATABASE_URL is empty' }),
   DATABASE_URL: Type.String({ default: '', description: 'empty (the embedded database in DATA_DIR), or postgres://user:password@host:port/db, shared by every instance' }),
@@ -193,11 +205,22 @@ export function loadConfig (env: Record<string, string | undefined>): AppConfig 
     else if (config.BASTYON_APP_ID === '') problems.set('CATALOG_FILE', 'CATALOG_FILE needs BASTYON_APP_ID: an item is granted to the signed-in user who buys it')
   }
   const storageOn = config.BASTYON_APP_ID !== '' && config.STORAGE === true
+  const notificationsOn = config.BASTYON_APP_ID !== '' && config.NOTIFICATIONS === true
+  if (typeof config.NOTIFY_BASTYON_PROXIES === 'string') {
+    const { origins, bad } = parseProxyList(config.NOTIFY_BASTYON_PROXIES)
+    if (bad !== undefined) problems.set('NOTIFY_BASTYON_PROXIES', `NOTIFY_BASTYON_PROXIES must be ${NOTIFY_BASTYON_PROXIES_RULE} (got ${JSON.stringify(bad)})`)
+    else if (origins.length === 0 && notificationsOn) problems.set('NOTIFY_BASTYON_PROXIES', 'NOTIFY_BASTYON_PROXIES must name at least one proxy while notifications are on (or set NOTIFICATIONS=false)')
+  }
+  if (typeof config.ADMIN_TOKEN === 'string' && config.ADMIN_TOKEN !== '' && !/^[\x21-\x7e]{32,}$/.test(config.ADMIN_TOKEN)) {
+    // A secret: the message names the variable and the rule only.
+    problems.set('ADMIN_TOKEN', `ADMIN_TOKEN must be ${ADMIN_TOKEN_RULE}`)
+  }
   if (typeof config.WEB_CONCURRENCY === 'number' && config.WEB_CONCURRENCY > 1 && config.DATABASE_URL === '') {
     // The embedded database belongs to one process.
     const users = [
       ...(config.PAYMENT_ADDRESS !== '' ? ['payments on (PAYMENT_ADDRESS)'] : []),
       ...(storageOn ? ['storage on (BASTYON_APP_ID, unless STORAGE=false)'] : []),
+      ...(notificationsOn ? ['notifications on (BASTYON_APP_ID, unless NOTIFICATIONS=false)'] : []),
     ]
     if (users.length > 0) problems.set('DATABASE_URL', `WEB_CONCURRENCY above 1 with ${users.join(' and ')} needs DATABASE_URL: the embedded database can be opened by one process only`)
   }

@@ -2,9 +2,9 @@
  * miniApp: the whole service as one Fastify plugin, for a mini-app developer's own Fastify app
  * (`app.register(miniApp, { paymentAddress: 'P…' })`) as much as for ours (app.ts registers it
  * into the server it makes). It brings the API routes under /api, sign-in, live events,
- * payments, entitlements, per-user storage, rate limits, metrics, health and the OpenAPI docs,
- * and leaves each capability typed on the instance: `app.payments`, `app.entitlements`,
- * `app.storage`, `app.events`, `app.signIn`, `app.pocketnet`, `app.metrics`.
+ * payments, entitlements, per-user storage, notifications, rate limits, metrics, health and the
+ * OpenAPI docs, and leaves each capability typed on the instance: `app.payments`, `app.entitlements`,
+ * `app.storage`, `app.notifications`, `app.events`, `app.signIn`, `app.pocketnet`, `app.metrics`.
  *
  * Settings: each variable of the environment (README, "Configuration") is also an option, its
  * name in camelCase (PAYMENT_ADDRESS is `paymentAddress`); an option given in code wins over the
@@ -23,6 +23,7 @@ import AjvCompiler from '@fastify/ajv-compiler'
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
 import fp from 'fastify-plugin'
 import { isPocketnetAddress, type SharedInstance, type Timers } from 'pocketnet-client'
+import adminToken from './auth/admin-token.js'
 import auth from './auth/plugin.js'
 import { ConfigError, ConfigSchema, loadConfig, type AppConfig } from './config.js'
 import database from './db/plugin.js'
@@ -41,6 +42,8 @@ import underPressure from './http/under-pressure.js'
 import unrouted from './http/unrouted.js'
 import urlLimit from './http/url-limit.js'
 import metrics from './metrics/plugin.js'
+import type { RetrySchedule } from './outbox/retry-policy.js'
+import notifications from './notifications/plugin.js'
 import payments from './payments/plugin.js'
 import cors from './plugins/external/cors.js'
 import helmet from './plugins/external/helmet.js'
@@ -65,6 +68,9 @@ export type { Entitlement, Grant, GrantTerms } from './entitlements/entitlement.
 export { optionalUser, signedInUser } from './auth/plugin.js'
 export type { ListOptions, StorageList, StorageScope, StorageService, StoredItem, StoredKey, Usage as StorageUsage, WriteConditions } from './storage/storage-service.js'
 export { StorageError, STORAGE_ERROR_CODES, type StorageErrorCode } from './storage/storage-errors.js'
+export type { ChannelView, NotificationsService, SendResult, SendStatus } from './notifications/notifications-service.js'
+export type { NotificationInput } from './notifications/notification-rules.js'
+export { NotificationError, NOTIFICATION_ERROR_CODES, type NotificationErrorCode } from './notifications/notification-errors.js'
 // What each plugin adds to Fastify's types (app.payments, request.user, a route's config.auth…)
 // reaches a developer's app through these lines: a declaration file keeps only what it names.
 export {} from './auth/plugin.js'
@@ -79,6 +85,8 @@ export {} from './payments/plugin.js'
 export {} from './pocketnet/client-plugin.js'
 export {} from './rate-limit/rate-limit.js'
 export {} from './storage/plugin.js'
+export {} from './notifications/plugin.js'
+export {} from './auth/admin-token.js'
 export {} from './redis/plugin.js'
 
 /** PAYMENT_ADDRESS → paymentAddress. */
@@ -99,6 +107,12 @@ export interface MiniAppOverrides {
   eventTimers?: Timers
   /** The timers that hold the 429s of a client that ignores them (tests release them by hand). */
   refusalTimers?: Timers
+  /** The push sender's timers and the sends' waits (tests). */
+  notificationTimers?: Timers
+  /** How long `app.notifications.send` waits for first outcomes before answering `queued`; default 2000 ms. */
+  notificationWaitMs?: number
+  /** The push retries' schedule in place of the default (5 s doubling to 10 min, 8 attempts). */
+  notificationRetry?: Partial<RetrySchedule>
 }
 
 export interface MiniAppOptions extends MiniAppSettings, MiniAppOverrides {
@@ -120,7 +134,7 @@ export interface ServiceServer {
 
 const SETTING_NAMES = new Map(Object.keys(ConfigSchema.properties).map(name => [camelCase(name), name]))
 // Ours, then Fastify's own options of register().
-const OTHER_OPTIONS = new Set(['client', 'clock', 'now', 'eventTimers', 'refusalTimers', 'env', 'staticRoot', 'openapi', 'prefix', 'logLevel', 'logSerializers'])
+const OTHER_OPTIONS = new Set(['client', 'clock', 'now', 'eventTimers', 'refusalTimers', 'notificationTimers', 'notificationWaitMs', 'notificationRetry', 'env', 'staticRoot', 'openapi', 'prefix', 'logLevel', 'logSerializers'])
 
 function camelCase (name: string): string {
   return name.toLowerCase().replace(/_([a-z0-9])/g, (_, letter: string) => letter.toUpperCase())
@@ -169,6 +183,8 @@ const plugin: FastifyPluginAsync<MiniAppOptions> = async (app, options) => {
   await app.register(jsonBody)
   // After the rate limit: a route's sign-in check runs after its count.
   await app.register(auth, { now: options.now })
+  // Operators' routes (config.admin): after the rate limit, like sign-in.
+  await app.register(adminToken)
   await app.register(metrics, { clock: options.clock })
   await app.register(pocketnetClient, { client: options.client, clock: options.clock })
   // Before every capability that keeps state, so closed after them.
@@ -178,6 +194,7 @@ const plugin: FastifyPluginAsync<MiniAppOptions> = async (app, options) => {
   await app.register(entitlements, { now: options.now, clock: options.clock })
   await app.register(payments, { now: options.now })
   await app.register(storage, { now: options.now })
+  await app.register(notifications, { now: options.now, timers: options.notificationTimers, sendWaitMs: options.notificationWaitMs, pushRetry: options.notificationRetry })
   if (service !== undefined) {
     await app.register(fastPathRecorder, { fastPath: service.fastPath, ledger })
   } else {

@@ -40,6 +40,12 @@ declare module 'fastify' {
      * a route is never replayed, and an answer to a signed-in caller is never stored by a cache.
      */
     auth?: boolean | 'optional'
+    /**
+     * An operators' route (auth/admin-token.ts): `true` answers only `Authorization: Bearer
+     * <ADMIN_TOKEN>` (401 otherwise, with a stable code), and 404 while ADMIN_TOKEN is empty.
+     * Never replayed, never stored by a cache.
+     */
+    admin?: boolean
   }
 }
 

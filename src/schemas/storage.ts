@@ -226,14 +226,15 @@ export const CollectionDeleteSchema = {
 
 export const LeaveSchema = {
   tags: ['storage'],
-  summary: 'The signed-in user leaves: their stored values are deleted',
-  description: 'Every key of the user\'s storage and its usage go, in one transaction. Records of payment (invoices, entitlements) are kept. The token stays valid: sign out with DELETE /api/auth/session.',
+  summary: 'The signed-in user leaves: their stored values and notification channels are deleted',
+  description: 'Every key of the user\'s storage and its usage go, in one transaction (`storage`, while storage is on); so do their notification channels, de-duplication keys and pushes not made yet (`notifications`, while notifications are on). Records of payment (invoices, entitlements) and of pushes made are kept. The token stays valid: sign out with DELETE /api/auth/session.',
   security: signedIn,
   response: {
     200: SuccessEnvelope(Type.Object({
       address: Type.String(),
-      storage: Type.Object({ keys: Type.Integer(), bytes: Type.Integer() }, { description: 'What was deleted' }),
-    }), { message: 'User data deleted successfully', data: { address: 'PEmxMUL35Z5rtULmHMuYLNYsQGu23HXBeX', storage: { keys: 12, bytes: 4096 } } }),
+      storage: Type.Optional(Type.Object({ keys: Type.Integer(), bytes: Type.Integer() }, { description: 'What was deleted of storage (while storage is on)' })),
+      notifications: Type.Optional(Type.Object({ channels: Type.Integer() }, { description: 'Notification channels deleted (while notifications are on)' })),
+    }), { message: 'User data deleted successfully', data: { address: 'PEmxMUL35Z5rtULmHMuYLNYsQGu23HXBeX', storage: { keys: 12, bytes: 4096 }, notifications: { channels: 1 } } }),
     401: Unauthorized,
     429: tooManyRequests,
     500: databaseFailed,

@@ -94,13 +94,35 @@ describe('storage settings', () => {
     assert.deepEqual(problems({ ...signIn, STORAGE: 'false', APP_ADMINS: 'PEmxMUL35Z5rtULmHMuYLNYsQGu23HXBeX' }), ['APP_ADMINS needs BASTYON_APP_ID (and STORAGE not false): admins write the collections signed in'])
     assert.equal(loadConfig({ ...signIn, APP_ADMINS: 'PEmxMUL35Z5rtULmHMuYLNYsQGu23HXBeX, PR7srzZt4EfcNb3s27grgmiG8aB9vYNV82' }).APP_ADMINS, 'PEmxMUL35Z5rtULmHMuYLNYsQGu23HXBeX, PR7srzZt4EfcNb3s27grgmiG8aB9vYNV82')
   })
+
+  it('defaults notifications on with sign-in, to Bastyon\'s public proxies, and refuses proxies that are no https origin and a short admin token', () => {
+    const config = loadConfig({ BASTYON_APP_ID: 'demo.pocketnet.app' })
+    assert.deepEqual([config.NOTIFICATIONS, config.NOTIFY_USER_INTERVAL_S, config.NOTIFY_USER_DAILY_LIMIT, config.NOTIFY_APP_DAILY_LIMIT, config.ADMIN_TOKEN], [true, 30, 100, 100_000, ''])
+    assert.deepEqual(config.NOTIFY_BASTYON_PROXIES.split(','), [1, 2, 3, 4, 5, 6].map(n => `https://${n}.pocketnet.app:8899`))
+    const problems = (env: Record<string, string>): string[] => {
+      try {
+        loadConfig(env)
+        return []
+      } catch (err) {
+        return (err as ConfigError).problems
+      }
+    }
+    const rule = 'a comma-separated list of origins (https://host[:port], or http:// on a loopback host for tests) of the Bastyon proxies a user may name when opting in to notifications'
+    for (const bad of ['http://1.pocketnet.app:8899', 'https://1.pocketnet.app:8899/miniapp', 'https://user:pw@proxy.example', 'ftp://proxy.example', 'http://10.0.0.1:8899']) {
+      assert.deepEqual(problems({ NOTIFY_BASTYON_PROXIES: `https://ok.example,${bad}` }), [`NOTIFY_BASTYON_PROXIES must be ${rule} (got ${JSON.stringify(bad)})`], bad)
+    }
+    assert.deepEqual(problems({ NOTIFY_BASTYON_PROXIES: 'http://127.0.0.1:38089, https://proxy.example:8899/' }), [])
+    assert.deepEqual(problems({ BASTYON_APP_ID: 'demo.pocketnet.app', NOTIFY_BASTYON_PROXIES: ' , ' }), ['NOTIFY_BASTYON_PROXIES must name at least one proxy while notifications are on (or set NOTIFICATIONS=false)'])
+    assert.deepEqual(problems({ ADMIN_TOKEN: 'short' }), ['ADMIN_TOKEN must be empty (no admin routes), or a secret of at least 32 visible ASCII characters, no spaces, that operators send as Authorization: Bearer <token>'])
+    assert.deepEqual(problems({ ADMIN_TOKEN: 'x'.repeat(32) }), [])
+  })
 })
 
 describe('configurations that would be unsafe (issue #24)', () => {
   it('refuses sign-in with several workers and no Redis, in one line saying why', () => {
     assert.throws(() => loadConfig({ BASTYON_APP_ID: 'demo.pocketnet.app', WEB_CONCURRENCY: '2' }), /WEB_CONCURRENCY above 1 with sign-in on \(BASTYON_APP_ID\) needs REDIS_URL: .*sign-out/)
-    // Storage is on with sign-in, and needs a database every worker shares (below); off, Redis is enough.
-    assert.equal(loadConfig({ BASTYON_APP_ID: 'demo.pocketnet.app', WEB_CONCURRENCY: '2', REDIS_URL: 'redis://127.0.0.1:6379', STORAGE: 'false' }).WEB_CONCURRENCY, 2)
+    // Storage and notifications are on with sign-in, and need a database every worker shares (below); off, Redis is enough.
+    assert.equal(loadConfig({ BASTYON_APP_ID: 'demo.pocketnet.app', WEB_CONCURRENCY: '2', REDIS_URL: 'redis://127.0.0.1:6379', STORAGE: 'false', NOTIFICATIONS: 'false' }).WEB_CONCURRENCY, 2)
     assert.equal(loadConfig({ WEB_CONCURRENCY: '2' }).WEB_CONCURRENCY, 2, 'without sign-in there is nothing per user to share')
   })
 
@@ -115,9 +137,10 @@ describe('configurations that would be unsafe (issue #24)', () => {
         return (err as ConfigError).problems
       }
     }
-    assert.deepEqual(problem(signIn), ['WEB_CONCURRENCY above 1 with storage on (BASTYON_APP_ID, unless STORAGE=false) needs DATABASE_URL: the embedded database can be opened by one process only'])
+    assert.deepEqual(problem(signIn), ['WEB_CONCURRENCY above 1 with storage on (BASTYON_APP_ID, unless STORAGE=false) and notifications on (BASTYON_APP_ID, unless NOTIFICATIONS=false) needs DATABASE_URL: the embedded database can be opened by one process only'])
+    assert.deepEqual(problem({ ...signIn, STORAGE: 'false' }), ['WEB_CONCURRENCY above 1 with notifications on (BASTYON_APP_ID, unless NOTIFICATIONS=false) needs DATABASE_URL: the embedded database can be opened by one process only'])
     assert.deepEqual(problem(payments), ['WEB_CONCURRENCY above 1 with payments on (PAYMENT_ADDRESS) needs DATABASE_URL: the embedded database can be opened by one process only'])
-    assert.deepEqual(problem({ ...signIn, ...payments }), ['WEB_CONCURRENCY above 1 with payments on (PAYMENT_ADDRESS) and storage on (BASTYON_APP_ID, unless STORAGE=false) needs DATABASE_URL: the embedded database can be opened by one process only'])
+    assert.deepEqual(problem({ ...signIn, ...payments, NOTIFICATIONS: 'false' }), ['WEB_CONCURRENCY above 1 with payments on (PAYMENT_ADDRESS) and storage on (BASTYON_APP_ID, unless STORAGE=false) needs DATABASE_URL: the embedded database can be opened by one process only'])
     assert.deepEqual(problem({ ...signIn, ...payments, DATABASE_URL: 'postgres://db/app' }), [])
     assert.deepEqual(problem({ ...signIn, WEB_CONCURRENCY: '1' }), [])
   })

@@ -41,7 +41,7 @@ describe('OpenAPI document', () => {
     const { body } = await service.get('/openapi.json')
     await SwaggerParser.validate(structuredClone(body))
     assert.deepEqual(Object.keys(body.paths).filter((path: string) => /^\/api\/(auth|me|collections)\b/.test(path)).sort(), [
-      '/api/auth/challenge', '/api/auth/session', '/api/collections/{name}', '/api/collections/{name}/{key}', '/api/me', '/api/me/entitlements', '/api/me/storage', '/api/me/storage/{key}',
+      '/api/auth/challenge', '/api/auth/session', '/api/collections/{name}', '/api/collections/{name}/{key}', '/api/me', '/api/me/entitlements', '/api/me/notifications', '/api/me/notifications/bastyon', '/api/me/storage', '/api/me/storage/{key}',
     ])
     assert.deepEqual(Object.keys(body.paths['/api/auth/session']).sort(), ['delete', 'post'])
     assert.deepEqual(body.components.securitySchemes.bearer, { type: 'http', scheme: 'bearer', description: 'The token from POST /api/auth/session' })
@@ -65,6 +65,23 @@ describe('OpenAPI document', () => {
     const signIn = body.paths['/api/auth/session'].post
     assert.deepEqual(signIn.requestBody.content['application/json'].schema.required, ['signature'])
     assert.ok(signIn.responses['401'].content['application/json'].schema.properties.code.enum.includes('SIG_HIGH_S'))
+    // Notifications: the user's channels behind the bearer scheme; the operators' send only with ADMIN_TOKEN.
+    for (const [path, method] of [['/api/me/notifications', 'get'], ['/api/me/notifications/bastyon', 'put'], ['/api/me/notifications/bastyon', 'delete']] as const) {
+      assert.deepEqual(body.paths[path][method].security, [{ bearer: [] }], `${method} ${path}`)
+    }
+    assert.ok(body.paths['/api/me/notifications/bastyon'].put.responses['400'].content['application/json'].schema.properties.code.enum.includes('NOTIFY_ERR_PROXY_NOT_ALLOWED'))
+    assert.equal(body.paths['/api/admin/notifications'], undefined, 'no ADMIN_TOKEN, no admin route')
+  })
+
+  it('lists the operators\' send with ADMIN_TOKEN, behind its own bearer scheme', async (t) => {
+    const service = await startApp(t, { nodes: [NO_NODE], env: { BASTYON_APP_ID: 'demo.pocketnet.app', ADMIN_TOKEN: 'an-admin-token-of-at-least-32-characters!' } })
+    const { body } = await service.get('/openapi.json')
+    await SwaggerParser.validate(structuredClone(body))
+    const send = body.paths['/api/admin/notifications'].post
+    assert.deepEqual(send.security, [{ adminToken: [] }])
+    assert.equal(body.components.securitySchemes.adminToken.scheme, 'bearer')
+    assert.deepEqual(send.responses['401'].content['application/json'].schema.properties.code.enum, ['ADMIN_TOKEN_MISSING', 'ADMIN_TOKEN_INVALID'])
+    assert.deepEqual(send.responses['200'].content['application/json'].schema.properties.data.properties.results.items.properties.status.enum, ['sent', 'queued', 'failed', 'not_registered', 'duplicate', 'rate_limited'])
   })
 })
 

@@ -22,7 +22,7 @@ const NAME = 'bastyon-miniapp-testkit'
 
 const USE_FROM_JAVASCRIPT = `
 import Fastify from 'fastify'
-import { mountDevHost, standInHost, startDevnode, testSigner } from '${NAME}'
+import { mountDevHost, standInHost, startBastyonProxy, startDevnode, testSigner } from '${NAME}'
 const devnode = await startDevnode()
 const page = Fastify()
 mountDevHost(page, { devnode, appId: 'my.app' })
@@ -38,12 +38,16 @@ const { transaction } = await host.payment({ recievers: [{ address: devnode.data
 devnode.mine()
 const mined = await rpc('getrawtransaction', [transaction])
 await devnode.close()
-console.log(JSON.stringify({ devHost: devSigned.signature.address === devSigned.address && devWallet.address === devnode.wallet, closed: (await rpc('getnodeinfo').catch(() => null)) === null, raised: devnode.height - start, nonce: signed.nonce.split(',s=')[1], payer: mined.vin[0].address === user.address, value: mined.vout[0].value, confirmations: devnode.transaction(transaction).confirmations }))
+const proxy = await startBastyonProxy({ apps: { 'my.app': { name: 'My app', scope: 'my.app' } } })
+proxy.addToken('my.app', user.address)
+const pushed = await (await fetch(proxy.url + '/miniapp/sendNotification', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ address: user.address, appId: 'my.app', url: '/a', header: 'Hi' }) })).json()
+await proxy.close()
+console.log(JSON.stringify({ push: [pushed.result, proxy.pushes(user.address)[0].body], devHost: devSigned.signature.address === devSigned.address && devWallet.address === devnode.wallet, closed: (await rpc('getnodeinfo').catch(() => null)) === null, raised: devnode.height - start, nonce: signed.nonce.split(',s=')[1], payer: mined.vin[0].address === user.address, value: mined.vout[0].value, confirmations: devnode.transaction(transaction).confirmations }))
 `
 
 const USE_FROM_TYPESCRIPT = `
 import Fastify from 'fastify'
-import { mountDevHost, standInHost, startDevnode, testSigner, type Devnode, type HostSignature, type Host, type MinedBlock } from '${NAME}'
+import { mountDevHost, standInHost, startBastyonProxy, startDevnode, testSigner, type BastyonProxy, type Devnode, type HostSignature, type Host, type MinedBlock, type RecordedPush } from '${NAME}'
 
 export async function payAndConfirm (appId: string): Promise<number> {
   const devnode: Devnode = await startDevnode({ port: 0, controls: false })
@@ -59,7 +63,13 @@ export async function payAndConfirm (appId: string): Promise<number> {
   // @ts-expect-error the stand-in host needs the app id it signs for
   standInHost({ signer, devnode })
   await devnode.close()
-  return (devnode.transaction(txid)?.confirmations ?? 0) + blocks.length
+  const proxy: BastyonProxy = await startBastyonProxy({ apps: { [appId]: { name: 'App', scope: appId } } })
+  proxy.fault('http-500', 1)
+  // @ts-expect-error the faults are named
+  proxy.fault('down')
+  const pushes: RecordedPush[] = proxy.pushes(signer.address)
+  await proxy.close()
+  return (devnode.transaction(txid)?.confirmations ?? 0) + blocks.length + pushes.length
 }
 `
 
@@ -139,7 +149,7 @@ describe('the bastyon-miniapp-testkit package', () => {
 
     writeFileSync(join(project, 'app.js'), USE_FROM_JAVASCRIPT)
     const used = JSON.parse((await run(process.execPath, ['app.js'], { cwd: project })).stdout) as Record<string, unknown>
-    assert.deepEqual(used, { devHost: true, closed: true, raised: 3, nonce: Buffer.from('challenge/my.app').toString('hex'), payer: true, value: 1.5, confirmations: 1 })
+    assert.deepEqual(used, { push: ['success', 'My app: Hi'], devHost: true, closed: true, raised: 3, nonce: Buffer.from('challenge/my.app').toString('hex'), payer: true, value: 1.5, confirmations: 1 })
 
     // The Telegram Bot API emulator: the webhook gets the user's /start with the secret header; the bot sends, then meets flood control.
     writeFileSync(join(project, 'telegram.js'), USE_TELEGRAM_FROM_JAVASCRIPT)

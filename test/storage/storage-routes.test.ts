@@ -213,7 +213,7 @@ describe('per-user storage over HTTP', () => {
     const left = await call(app, 'DELETE', '/api/me', { token: alice })
     assert.equal(left.status, 200, JSON.stringify(left.body))
     const bytes = ['one', 'two', 'three'].reduce((sum, key) => sum + key.length + JSON.stringify({ key }).length, 0)
-    assert.deepEqual(left.body, { message: 'User data deleted successfully', data: { address: addressOf(ALICE), storage: { keys: 3, bytes } } })
+    assert.deepEqual(left.body, { message: 'User data deleted successfully', data: { address: addressOf(ALICE), storage: { keys: 3, bytes }, notifications: { channels: 0 } } })
     assert.equal(left.headers.get('cache-control'), 'no-store')
     const after = await call(app, 'GET', '/api/me/storage', { token: alice })
     assert.deepEqual([after.body.data.keys, after.body.data.usage.keys, after.body.data.usage.bytes], [[], 0, 0])

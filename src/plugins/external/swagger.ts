@@ -6,6 +6,7 @@ import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import fp from 'fastify-plugin'
 import { BEARER_SCHEME } from '../../schemas/auth.js'
+import { ADMIN_SCHEME } from '../../schemas/notifications.js'
 import { forNetwork } from '../../schemas/network-examples.js'
 
 /** What the document says of the API it describes: a mini-app's own, in a developer's app. */
@@ -30,10 +31,14 @@ export default fp<{ info?: OpenApiInfo | undefined }>(async (app, { info = SERVI
         { name: 'pocketnet', description: 'The mini-app API' },
         { name: 'auth', description: 'Sign in with Bastyon (when BASTYON_APP_ID is set)' },
         { name: 'storage', description: 'Per-user storage and the app\'s collections (with sign-in, unless STORAGE=false)' },
+        { name: 'notifications', description: 'Notifications through the users\' Bastyon proxies (with sign-in, unless NOTIFICATIONS=false)' },
         { name: 'operations', description: 'Liveness and readiness' },
       ],
       components: {
-        securitySchemes: { [BEARER_SCHEME]: { type: 'http', scheme: 'bearer', description: 'The token from POST /api/auth/session' } },
+        securitySchemes: {
+          [BEARER_SCHEME]: { type: 'http', scheme: 'bearer', description: 'The token from POST /api/auth/session' },
+          [ADMIN_SCHEME]: { type: 'http', scheme: 'bearer', description: 'The service\'s ADMIN_TOKEN (operators\' routes)' },
+        },
       },
     },
     // Only tagged routes: the demo page's static files and /metrics stay out.

@@ -3,6 +3,7 @@
  * and one line here (docs/adding-a-route.md).
  */
 import type { FastifyPluginAsync } from 'fastify'
+import adminNotificationRoutes from './admin-notifications.js'
 import authRoutes from './auth.js'
 import catalogRoutes from './catalog.js'
 import collectionRoutes from './collections.js'
@@ -11,6 +12,7 @@ import eventRoutes from './events.js'
 import meRoute from './me.js'
 import myEntitlementsRoute from './my-entitlements.js'
 import nodeInfoRoute from './nodeinfo.js'
+import notificationRoutes from './notifications.js'
 import paymentRoutes from './payments.js'
 import postRoute from './post.js'
 import searchRoute from './search.js'
@@ -40,6 +42,11 @@ const apiRoutes: FastifyPluginAsync = async (api) => {
   if (api.storage !== undefined) {
     await api.register(storageRoutes)
     await api.register(collectionRoutes)
+  }
+  // Notifications, on with sign-in unless NOTIFICATIONS=false; the operators' send while ADMIN_TOKEN is set.
+  if (api.notifications !== undefined) {
+    await api.register(notificationRoutes)
+    if (api.miniAppConfig.ADMIN_TOKEN !== '') await api.register(adminNotificationRoutes)
   }
 }
 

@@ -5,7 +5,7 @@ import { LeaveSchema } from '../../schemas/storage.js'
 
 /**
  * The signed-in user: an example of a route marked `auth` (docs/adding-a-route.md); and, while
- * storage is on, their leaving, which deletes what the service keeps for them alone.
+ * storage or notifications are on, their leaving, which deletes what the service keeps for them alone.
  */
 const meRoute: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/me', {
@@ -20,14 +20,15 @@ const meRoute: FastifyPluginAsyncTypebox = async (app) => {
     return { message: 'Signed-in user retrieved successfully', data: { address, profile } }
   })
 
-  const storage = app.storage
-  if (storage === undefined) return
-  // Records of payment (invoices, entitlements) are kept: they are the app's books, not the user's data.
+  const { storage, notifications } = app
+  if (storage === undefined && notifications === undefined) return
+  // Records of payment (invoices, entitlements) and of pushes made are kept: they are the app's books, not the user's data.
   app.delete('/me', { schema: LeaveSchema, config: { auth: true } }, async (request, reply) => {
     const { address } = signedInUser(request)
-    const deleted = await storage.deleteUser(address)
+    const deleted = storage === undefined ? {} : { storage: await storage.deleteUser(address) }
+    const unregistered = notifications === undefined ? {} : { notifications: await notifications.deleteUser(address) }
     reply.header('cache-control', 'no-store')
-    return { message: 'User data deleted successfully', data: { address, storage: deleted } }
+    return { message: 'User data deleted successfully', data: { address, ...deleted, ...unregistered } }
   })
 }
 

@@ -15,6 +15,9 @@ Environment:
   DEVNODE_WORK_QUEUE         4/16 (worker threads/most waiting, as a real node; off: serve all at once)
   DEVNODE_CONTROLS           loopback (POST /devnode/pay, /mine, /disconnect, /reconnect from this
                              machine; any: from any client; off)
+  DEVNODE_BASTYON_PROXY_PORT off (a port for a Bastyon proxy's mini-app routes beside the node:
+                             opt-in tokens and sendNotification, pushes recorded; 0: a free port)
+  DEVNODE_BASTYON_APP_ID     demo.pocketnet.app (the app that proxy pushes for)
 
 Point the service at it with POCKETNET_NODES=http://127.0.0.1:38081. Stop it with Ctrl-C.`
 

@@ -1,0 +1,78 @@
+/**
+ * One push through the user's Bastyon proxy: `POST <proxy>/miniapp/sendNotification` with JSON
+ * `{address, appId, url, header}`, as the host's own code calls it. The proxy looks up the token the
+ * user's host registered for (address, appId), reads the app's name and icon from the chain, and
+ * pushes "<app name>: <header>" opening `application?id=<appId>&p=<hex of url>`.
+ *
+ * Delivered only on HTTP 200 with `{"result": "success"}`, the proxy's success envelope. Everything
+ * else is a failed attempt, retried by the outbox: the proxy answers every failure the same way
+ * (`{"error": …, "code": 500}`, status 500; its IP limiter too), whether it found no token for the
+ * user or failed to push, so no answer says "never retry". Redirects are not followed: the proxy
+ * the user named is the only host we post to.
+ */
+import { REAL_TIMERS, type Timers } from 'pocketnet-client'
+import type { DeliveryRow } from './notification-store.js'
+
+export const PUSH_USER_AGENT = 'bastyon-miniapp-backend notifications/1'
+
+/** The longest part of a proxy's refusal kept in the delivery row and the logs. */
+const MAX_SNIPPET_CHARS = 120
+
+/** An attempt the proxy did not take, with what it answered (never the header). */
+export class PushRefusedError extends Error {
+  constructor (readonly statusCode: number | null, detail: string) {
+    super(detail)
+    this.name = 'PushRefusedError'
+  }
+}
+
+export interface PushOptions {
+  appId: string
+  /** How long one attempt may take, answer included. */
+  timeoutMs: number
+  timers?: Timers
+}
+
+/** Resolves when the proxy took the push; throws PushRefusedError when not (or the shutdown's reason when `shutdown` aborted it). */
+export async function pushThroughProxy (row: DeliveryRow, shutdown: AbortSignal, options: PushOptions): Promise<void> {
+  const timers = options.timers ?? REAL_TIMERS
+  const controller = new AbortController()
+  const timeout = timers.setTimeout(() => { controller.abort(new PushRefusedError(null, `no answer within ${options.timeoutMs} ms`)) }, options.timeoutMs)
+  const onShutdown = (): void => { controller.abort(shutdown.reason) }
+  if (shutdown.aborted) onShutdown()
+  else shutdown.addEventListener('abort', onShutdown, { once: true })
+  try {
+    const response = await fetch(`${row.target}/miniapp/sendNotification`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'user-agent': PUSH_USER_AGENT },
+      body: JSON.stringify({ address: row.address, appId: options.appId, url: row.path, header: row.header }),
+      redirect: 'manual',
+      signal: controller.signal,
+    })
+    const text = await response.text()
+    let result: unknown
+    try { result = (JSON.parse(text) as { result?: unknown } | null)?.result } catch {}
+    if (response.status === 200 && result === 'success') return
+    throw new PushRefusedError(response.status, `answered ${response.status}: ${JSON.stringify(oneLine(text))}`)
+  } catch (err) {
+    if (controller.signal.aborted) throw controller.signal.reason
+    if (err instanceof PushRefusedError) throw err
+    throw new PushRefusedError(null, `network error: ${networkErrorText(err)}`)
+  } finally {
+    timers.clearTimeout(timeout)
+    shutdown.removeEventListener('abort', onShutdown)
+  }
+}
+
+function oneLine (text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/[\u0000-\u001f\u007f]+/g, ' ').trim().slice(0, MAX_SNIPPET_CHARS)
+}
+
+/** fetch's "fetch failed" says nothing: its cause's code (ECONNREFUSED …) does. */
+function networkErrorText (err: unknown): string {
+  const cause = (err as { cause?: { code?: unknown, message?: unknown } } | null)?.cause
+  if (typeof cause?.code === 'string') return cause.code
+  if (typeof cause?.message === 'string') return cause.message.slice(0, MAX_SNIPPET_CHARS)
+  return err instanceof Error ? err.message.slice(0, MAX_SNIPPET_CHARS) : 'unknown'
+}
