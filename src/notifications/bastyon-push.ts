@@ -7,8 +7,15 @@
  * Delivered only on HTTP 200 with `{"result": "success"}`, the proxy's success envelope. Everything
  * else is a failed attempt, retried by the outbox: the proxy answers every failure the same way
  * (`{"error": …, "code": 500}`, status 500; its IP limiter too), whether it found no token for the
- * user or failed to push, so no answer says "never retry". Redirects are not followed: the proxy
- * the user named is the only host we post to.
+ * user or failed to push, so no answer says "never retry". Redirects are not followed: only the
+ * proxies of NOTIFY_BASTYON_PROXIES are posted to.
+ *
+ * Which proxy holds a user's token is not told to the app: the host's `registerForNotifications`
+ * picks a proxy of the user's list whose notifications are on and resolves with the proxy's token
+ * row, which does not name the proxy. So a push tries the user's channel's proxy first (the one
+ * that took the last push, or the one the front-end named), then the other allowed proxies in
+ * their order, and stops at the first that takes it: the proxies without the token refuse it, so
+ * one push reaches the user.
  */
 import { REAL_TIMERS, type Timers } from 'pocketnet-client'
 import type { DeliveryRow } from './notification-store.js'
@@ -31,6 +38,32 @@ export interface PushOptions {
   /** How long one attempt may take, answer included. */
   timeoutMs: number
   timers?: Timers
+}
+
+/** The proxies a push tries, in order: the channel's own (while still allowed), then the other allowed ones. */
+export function proxiesToTry (target: string, allowed: readonly string[]): string[] {
+  return allowed.includes(target) ? [target, ...allowed.filter(proxy => proxy !== target)] : [...allowed]
+}
+
+/**
+ * Pushes through the first of `proxies` that takes it, one after the other, and resolves with
+ * that proxy's origin. Throws a PushRefusedError naming what each answered when none took it (or
+ * the shutdown's reason when `shutdown` aborted it).
+ */
+export async function pushThroughFirstProxy (row: DeliveryRow, proxies: readonly string[], shutdown: AbortSignal, options: PushOptions): Promise<string> {
+  const refusals: string[] = []
+  let status: number | null = null
+  for (const proxy of proxies) {
+    try {
+      await pushThroughProxy({ ...row, target: proxy }, shutdown, options)
+      return proxy
+    } catch (err) {
+      if (!(err instanceof PushRefusedError)) throw err
+      status ??= err.statusCode
+      refusals.push(proxies.length === 1 ? err.message : `${proxy} ${err.message}`)
+    }
+  }
+  throw new PushRefusedError(status, refusals.length === 0 ? 'no proxy to send to' : refusals.join('; '))
 }
 
 /** Resolves when the proxy took the push; throws PushRefusedError when not (or the shutdown's reason when `shutdown` aborted it). */

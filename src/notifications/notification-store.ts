@@ -116,6 +116,14 @@ export class NotificationStore implements ConsumerOutbox<DeliveryRow> {
     return { channel, target, createdAtMs: safeInteger(rows[0]?.created_at_ms, 'created_at_ms') }
   }
 
+  /**
+   * The user's token turned out to be at `to` rather than `from`: later deliveries try `to` first.
+   * Only while the channel still names `from` (the user may have opted in again meanwhile).
+   */
+  async retarget (address: string, channel: ChannelName, from: string, to: string): Promise<void> {
+    await this.db.query('UPDATE notification_channels SET target = $4 WHERE address = $1 AND channel = $2 AND target = $3', [address, channel, from, to])
+  }
+
   /** Forgets the channel and drops what waits to go through it; false when there was none. */
   async unregister (address: string, channel: ChannelName): Promise<boolean> {
     return await this.db.transaction(async sql => {

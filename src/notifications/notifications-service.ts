@@ -22,7 +22,7 @@ import { REAL_TIMERS, type PocketnetNetwork, type Timers } from 'pocketnet-clien
 import type { Database } from '../db/database.js'
 import { OutboxConsumer } from '../outbox/outbox-consumer.js'
 import { RetryPolicy, type RetryDecision, type RetrySchedule } from '../outbox/retry-policy.js'
-import { pushThroughProxy } from './bastyon-push.js'
+import { proxiesToTry, pushThroughFirstProxy } from './bastyon-push.js'
 import { NotificationError } from './notification-errors.js'
 import { checkNotification, proxyOrigin, type NotificationInput } from './notification-rules.js'
 import { NotificationStore, type Channel, type DeliveryBacklog, type DeliveryRow, type DeliveryStatus, type NotificationLimits } from './notification-store.js'
@@ -126,12 +126,15 @@ export class NotificationsService {
   }
 
   /**
-   * Records that `address` registered for notifications with the host, whose token the proxy at
-   * `proxy` holds. NotificationError NOTIFY_ERR_PROXY_NOT_ALLOWED unless `proxy` is one of {@link proxies}.
+   * Records that `address` registered for notifications with the host: one of {@link proxies} holds
+   * the user's token. The host does not say which, so pushes try `proxy` (default: the first of
+   * them) first, then the others (bastyon-push.ts). NotificationError NOTIFY_ERR_PROXY_NOT_ALLOWED
+   * unless `proxy` is one of {@link proxies}.
    */
-  async register (address: string, proxy: string): Promise<ChannelView> {
-    const origin = proxyOrigin(proxy)
+  async register (address: string, proxy: string | undefined = this.proxies[0]): Promise<ChannelView> {
+    const origin = proxy === undefined ? undefined : proxyOrigin(proxy)
     if (origin === undefined || !this.proxies.includes(origin)) {
+      if (proxy === undefined) throw new NotificationError('NOTIFY_ERR_PROXY_NOT_ALLOWED', 'no proxy is configured to send to (NOTIFY_BASTYON_PROXIES)')
       throw new NotificationError('NOTIFY_ERR_PROXY_NOT_ALLOWED', `proxy must be one of the proxies this service sends to (${this.proxies.join(', ') || 'none configured'}), got ${JSON.stringify(proxy.slice(0, 100))}`)
     }
     return view(await (await this.#start()).store.register(address, BASTYON_CHANNEL, origin))
@@ -218,7 +221,9 @@ export class NotificationsService {
         // Each push of a batch listens for the shutdown at once: more than Node's warning threshold.
         setMaxListeners(batchSize + 10, shutdown)
         try {
-          await pushThroughProxy(row, shutdown, { appId: options.appId, timeoutMs, timers: this.#timers })
+          const took = await pushThroughFirstProxy(row, proxiesToTry(row.target, this.proxies), shutdown, { appId: options.appId, timeoutMs, timers: this.#timers })
+          // The user's token is there: the next pushes go there first.
+          if (took !== row.target) await store.retarget(row.address, BASTYON_CHANNEL, row.target, took).catch(() => {})
         } catch (err) {
           if (!shutdown.aborted) await store.noteError(row.id, describe(err)).catch(() => {})
           throw err
@@ -228,9 +233,10 @@ export class NotificationsService {
       batchSize,
       // Each push is its own POST, to its user's proxy.
       inParallel: true,
-      // Longer than an attempt and its acknowledgement (one UPDATE): no other instance pushes it
-      // meanwhile, and a push in hand when the process died goes out again soon after.
-      leaseMs: timeoutMs + LEASE_MARGIN_MS,
+      // Longer than an attempt (through every proxy, at worst) and its acknowledgement (one
+      // UPDATE): no other instance pushes it meanwhile, and a push in hand when the process died
+      // goes out again soon after.
+      leaseMs: timeoutMs * Math.max(1, this.proxies.length) + LEASE_MARGIN_MS,
       pollMs: options.pollMs ?? 60_000,
       ...(options.now === undefined ? {} : { now: options.now }),
       timers: this.#timers,

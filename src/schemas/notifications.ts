@@ -32,7 +32,7 @@ const databaseFailed = Type.Object({ message: Type.String(), error: Type.String(
 
 const ChannelView = Type.Object({
   channel: Type.Literal('bastyon'),
-  proxy: Type.String({ description: 'The origin of the Bastyon proxy that holds the user\'s token' }),
+  proxy: Type.String({ description: 'The origin of the Bastyon proxy tried first: the one that last took a push for the user, or the one named at opt-in' }),
   since: Type.String({ format: 'date-time', description: 'When the user opted in (ISO 8601)' }),
 })
 
@@ -53,11 +53,11 @@ export const NotificationChannelsSchema = {
 export const RegisterBastyonSchema = {
   tags: ['notifications'],
   summary: 'Opt in: notifications through the user\'s Bastyon proxy',
-  description: 'Call after the host\'s `registerForNotifications()` resolved, with the `proxy` it gave (`https://host[:port]`): the proxy holds the token for this app and user. Only origins of NOTIFY_BASTYON_PROXIES are taken (400 `NOTIFY_ERR_PROXY_NOT_ALLOWED` otherwise): the service posts to it. Again with another proxy: the channel moves there.',
+  description: 'Call after the host\'s `registerForNotifications()` resolved: one of the Bastyon proxies now holds a token for this app and user. The host does not say which (it resolves the proxy\'s token row), so `proxy` is optional: without it, pushes try the proxies of NOTIFY_BASTYON_PROXIES in order and remember the one that took the push. With it (an origin `https://host[:port]` the front-end learned otherwise), that proxy is tried first; only origins of NOTIFY_BASTYON_PROXIES are taken (400 `NOTIFY_ERR_PROXY_NOT_ALLOWED` otherwise). Again: the channel moves, `since` kept.',
   security: signedIn,
   body: Type.Object({
-    proxy: Type.String({ minLength: 1, maxLength: 200, description: 'The proxy\'s origin, as registerForNotifications resolved it', examples: [PROXY] }),
-  }, { additionalProperties: false, examples: [{ proxy: PROXY }] }),
+    proxy: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'The origin of the proxy to try first. Default: the first of NOTIFY_BASTYON_PROXIES', examples: [PROXY] })),
+  }, { additionalProperties: false, examples: [{}, { proxy: PROXY }] }),
   response: {
     200: SuccessEnvelope(ChannelView, { message: 'Notifications on', data: { channel: 'bastyon', proxy: PROXY, since: '2026-11-24T10:00:00.000Z' } }),
     400: refused,

@@ -30,12 +30,15 @@ const newKey = (): Uint8Array => testKey(`user ${++users} of the notification te
 /** Addresses without keys, quick to make by the thousand. */
 const recipient = (i: number): string => bs58check.encode(Uint8Array.from([0x37, ...testKey(`recipient ${i}`).subarray(0, 20)]))
 
-interface Setup { app: TestApp, proxy: BastyonProxy, notifications: NotificationsService }
+/** `proxy`: where the users' hosts registered; `other`: an allowed proxy that holds no user's token, first in the list. */
+interface Setup { app: TestApp, proxy: BastyonProxy, other: BastyonProxy, notifications: NotificationsService }
 
 async function service (t: WithAfter, env: Record<string, string> = {}, options: { now?: () => number, waitMs?: number } = {}): Promise<Setup> {
   const node = await startEmulator(t)
   const proxy = await startBastyonProxy({ apps: { [APP_ID]: { name: 'Demo', scope: 'demo.pocketnet.app' } } })
   t.after(() => proxy.close())
+  const other = await startBastyonProxy({ apps: { [APP_ID]: { name: 'Demo', scope: 'demo.pocketnet.app' } } })
+  t.after(() => other.close())
   const dataDir = await freshDataDir()
   t.after(() => rmSync(dataDir, { recursive: true, force: true }))
   const app = await startApp(t, {
@@ -50,13 +53,13 @@ async function service (t: WithAfter, env: Record<string, string> = {}, options:
       AUTH_SIGNATURE_CHECKS_PER_S: '1000',
       RATE_LIMIT_MAX: '100000',
       DATA_DIR: dataDir,
-      NOTIFY_BASTYON_PROXIES: `https://1.pocketnet.app:8899,${proxy.url}`,
+      NOTIFY_BASTYON_PROXIES: `${other.url},${proxy.url}`,
       NOTIFY_USER_INTERVAL_S: '0',
       ADMIN_TOKEN,
       ...env,
     },
   })
-  return { app, proxy, notifications: app.app.notifications as NotificationsService }
+  return { app, proxy, other, notifications: app.app.notifications as NotificationsService }
 }
 
 function call (app: TestApp, method: string, path: string, options: { token?: string, body?: unknown, headers?: Record<string, string> } = {}): Promise<Answer> {
@@ -89,7 +92,7 @@ describe('notifications over HTTP', () => {
   const setupOf = (): Setup => shared as Setup
 
   it('opts a user in with an allowed proxy, lists the channel, opts out, and refuses other proxies and anonymous callers', async () => {
-    const { app, proxy } = setupOf()
+    const { app, proxy, other } = setupOf()
     const { token } = await signIn(app, { key: newKey(), issued: Date.now() })
     const empty = await call(app, 'GET', '/api/me/notifications', { token })
     assert.deepEqual([empty.status, empty.body], [200, { message: 'Notification channels retrieved successfully', data: { channels: [] } }])
@@ -101,15 +104,16 @@ describe('notifications over HTTP', () => {
     assert.ok(Math.abs(Date.parse(put.body.data.since) - Date.now()) < 60_000)
     const listed = await call(app, 'GET', '/api/me/notifications', { token })
     assert.deepEqual(listed.body.data.channels, [put.body.data])
-    const moved = await call(app, 'PUT', '/api/me/notifications/bastyon', { token, body: { proxy: 'https://1.pocketnet.app:8899' } })
-    assert.deepEqual([moved.body.data.proxy, moved.body.data.since], ['https://1.pocketnet.app:8899', put.body.data.since], 'moved, the opt-in time kept')
+    const moved = await call(app, 'PUT', '/api/me/notifications/bastyon', { token, body: { proxy: other.url } })
+    assert.deepEqual([moved.body.data.proxy, moved.body.data.since], [other.url, put.body.data.since], 'moved, the opt-in time kept')
+    const unnamed = await call(app, 'PUT', '/api/me/notifications/bastyon', { token, body: {} })
+    assert.deepEqual([unnamed.status, unnamed.body.data.proxy], [200, other.url], 'no proxy named: the first allowed one is tried first')
 
     for (const proxyUrl of ['https://evil.example', 'https://1.pocketnet.app:8898', 'http://1.pocketnet.app:8899', `${proxy.url}/miniapp`, 'https://user@1.pocketnet.app:8899', 'not a url']) {
       const refused = await call(app, 'PUT', '/api/me/notifications/bastyon', { token, body: { proxy: proxyUrl } })
       assert.deepEqual([refused.status, refused.body.code], [400, 'NOTIFY_ERR_PROXY_NOT_ALLOWED'], proxyUrl)
     }
     assert.equal((await call(app, 'PUT', '/api/me/notifications/bastyon', { token, body: { proxy: 42 } })).status, 400)
-    assert.equal((await call(app, 'PUT', '/api/me/notifications/bastyon', { token, body: {} })).status, 400)
     for (const [method, body] of [['GET'], ['PUT', { proxy: proxy.url }], ['DELETE']] as const) {
       const path = method === 'GET' ? '/api/me/notifications' : '/api/me/notifications/bastyon'
       const anonymous = await call(app, method, path, body === undefined ? {} : { body })
@@ -183,9 +187,29 @@ describe('notifications over HTTP', () => {
     assert.equal(proxy.sendCalls - calls, 2)
   })
 
+  it('finds the proxy that holds the token of a user who opted in without naming one, pushes there once, and goes there first from then on', async () => {
+    const setup = setupOf()
+    const { app, proxy, other } = setup
+    const key = newKey()
+    const address = addressOf(key)
+    // The host registered at `proxy`, the second allowed one, and did not say so.
+    proxy.addToken(APP_ID, address)
+    const { token } = await signIn(app, { key, issued: Date.now() })
+    const put = await call(app, 'PUT', '/api/me/notifications/bastyon', { token, body: {} })
+    assert.deepEqual([put.status, put.body.data.proxy], [200, other.url])
+    const [otherCalls, calls] = [other.sendCalls, proxy.sendCalls]
+    assert.deepEqual((await send(app, { to: address, header: 'Found you', path: '/found', id: 'found-1' })).body.data.results, [{ address, status: 'sent' }])
+    assert.deepEqual([other.sendCalls - otherCalls, proxy.sendCalls - calls], [1, 1], 'the first allowed proxy refused it, the second pushed it')
+    assert.deepEqual(other.pushes(address), [])
+    assert.deepEqual(proxy.pushes(address).map(push => push.body), ['Demo: Found you'])
+    assert.deepEqual((await call(app, 'GET', '/api/me/notifications', { token })).body.data.channels.map((channel: { proxy: string }) => channel.proxy), [proxy.url], 'remembered')
+    assert.deepEqual((await send(app, { to: address, header: 'Again', path: '/found', id: 'found-2' })).body.data.results, [{ address, status: 'sent' }])
+    assert.deepEqual([other.sendCalls - otherCalls, proxy.sendCalls - calls], [1, 2], 'straight to the proxy that holds the token')
+  })
+
   it('reports failed when the proxy refuses every attempt, and queued when the wait ends first; the queued one is pushed later', async () => {
     const setup = setupOf()
-    const { app, proxy, notifications } = setup
+    const { app, proxy, other, notifications } = setup
     const key = newKey()
     await optIn(setup, key)
     const alice = addressOf(key)
@@ -195,7 +219,8 @@ describe('notifications over HTTP', () => {
     assert.equal(proxy.sendCalls - calls, 3, 'three attempts, then given up')
     const db = await app.app.database.open()
     const { rows } = await db.query<{ status: string, attempts: number, last_error: string }>("SELECT status, attempts, last_error FROM notification_deliveries WHERE notification_id = 'refused'")
-    assert.deepEqual(rows, [{ status: 'given_up', attempts: 3, last_error: 'answered 500: "{\\"error\\":\\"iplimiter\\",\\"code\\":500}"' }])
+    // Each attempt tried the user's proxy, then the other allowed one, which holds no token.
+    assert.deepEqual(rows, [{ status: 'given_up', attempts: 3, last_error: `${proxy.url} answered 500: "{\\"error\\":\\"iplimiter\\",\\"code\\":500}"; ${other.url} answered 500: "{\\"error\\":{},\\"code\\":500}"` }])
 
     proxy.fault('http-500', 1)
     assert.deepEqual((await notifications.send({ to: alice, header: 'Later', path: '/later', id: 'later' }, { waitMs: 0 })).results, [{ address: alice, status: 'queued' }])
