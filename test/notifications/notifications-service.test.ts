@@ -74,7 +74,7 @@ for (const backend of backends(postgres)) {
       clock.advance(3_600_000)
       await service.whenIdle()
       assert.equal(proxy.sendCalls, 8, 'given up after the 8th')
-      assert.deepEqual(await service.backlog(), { pending: 0, givenUp: 1 })
+      assert.deepEqual(await service.backlog(), new Map([['bastyon', { pending: 0, givenUp: 1 }]]))
       assert.deepEqual(service.counts, { results: { sent: 0, queued: 1, failed: 0, not_registered: 0, duplicate: 0, rate_limited: 0 }, deliveries: { bastyon: { delivered: 0, failed: 8, givenUp: 1 }, telegram: { delivered: 0, failed: 0, givenUp: 0 } } })
       const gaveUp = logged.filter(line => line.level === 'error')
       assert.equal(gaveUp.length, 1)
