@@ -1,21 +1,25 @@
 /**
- * `app.notifications` (docs/notifications.md): the users' opt-in to a channel, and `send`, which
- * decides every recipient in one transaction (notification-store.ts), queues a delivery per
- * accepted one in the outbox, wakes the push sender and waits a bounded time for first outcomes.
+ * `app.notifications` (docs/notifications.md): the users' opt-in to a channel (a push through
+ * their Bastyon proxy; a Telegram chat linked through the app's bot, when it has one), and `send`,
+ * which decides every recipient in one transaction (notification-store.ts), queues a delivery per
+ * accepted one and channel of theirs in the outbox, wakes the senders and waits a bounded time for
+ * first outcomes.
  *
  * What a recipient's status means once `send` resolves:
- * - `sent`: its push was delivered to the proxy (HTTP 200, `result: success`).
+ * - `sent`: a delivery of theirs was made: the push reached the proxy (HTTP 200, `result:
+ *   success`), or the message their Telegram chat.
  * - `queued`: accepted and stored, not delivered yet when the wait ended (a retry is scheduled,
  *   or another instance holds it): it will be delivered or given up later, without another send.
- * - `failed`: accepted, then given up within the wait (the proxy refused it on every attempt).
+ * - `failed`: accepted, then given up within the wait on every channel of theirs.
  * - `not_registered`, `duplicate`, `rate_limited`: nothing was queued for this recipient.
  *
- * Delivery is the outbox's (src/outbox/outbox-consumer.ts): at least once, across crashes and
- * instances. The proxy has no idempotency key, so a crash between its 200 and our acknowledgement
- * pushes that one notification again once the claim's lease lapses.
+ * Delivery is the outbox's (src/outbox/outbox-consumer.ts), a consumer per channel: at least once,
+ * across crashes and instances. Neither the proxy nor Telegram has an idempotency key, so a crash
+ * between its answer and our acknowledgement sends that one notification again once the claim's
+ * lease lapses.
  *
  * The database opens on the first call, or at start when it exists already (a delivery left
- * pending by a crash can only be in a database that exists): the push sender starts with it.
+ * pending by a crash can only be in a database that exists): the senders start with it.
  */
 import { setMaxListeners } from 'node:events'
 import { REAL_TIMERS, type PocketnetNetwork, type Timers } from 'pocketnet-client'
