@@ -16,6 +16,11 @@ const PAYMENT_WEBHOOK_SECRET_RULE = 'a secret of at least 32 visible ASCII chara
 const EVENTS_INGEST_LEASE_RULE = '0 (no lease: with REDIS_URL every instance ingests the chain itself) or an integer from 1000 to 600000 (milliseconds the ingest lease outlives its holder; renewed every third of it)'
 const APP_ADMINS_RULE = 'empty (no admins), or a comma-separated list of addresses of POCKETNET_NETWORK that may write the app\'s collections through the API'
 const NOTIFY_BASTYON_PROXIES_RULE = 'a comma-separated list of origins (https://host[:port], or http:// on a loopback host for tests) of the Bastyon proxies a user may name when opting in to notifications'
+const TELEGRAM_BOT_TOKEN_RULE = 'empty (Telegram off), or the bot\'s token from BotFather: digits, a colon and 20 or more of A-Z a-z 0-9 _ - (needs notifications on)'
+const TELEGRAM_BOT_USERNAME_RULE = 'the bot\'s username, 5 to 32 of A-Z a-z 0-9 _ ending in "bot" (what the deep links https://t.me/<username>?start=… open); required with TELEGRAM_BOT_TOKEN'
+const TELEGRAM_API_URL_RULE = 'the Telegram Bot API\'s base URL, http(s) without a query: https://api.telegram.org, a local Bot API server, or the emulator in tests and the demo'
+const TELEGRAM_WEBHOOK_URL_RULE = 'empty (the operator sets the webhook), or the public URL of POST /api/telegram/webhook, which the service gives Telegram with setWebhook at start (Telegram takes https:// only, on port 443, 80, 88 or 8443)'
+const TELEGRAM_WEBHOOK_SECRET_RULE = 'empty (made from TELEGRAM_BOT_TOKEN, the same on every instance), or 1 to 256 of A-Z a-z 0-9 _ -: what Telegram sends as X-Telegram-Bot-Api-Secret-Token with each update'
 const ADMIN_TOKEN_RULE = 'empty (no admin routes), or a secret of at least 32 visible ASCII characters, no spaces, that operators send as Authorization: Bearer <token>'
 /** The public Bastyon proxies, as pocketnet.gui's own configuration lists them. */
 const BASTYON_PROXIES = [1, 2, 3, 4, 5, 6].map(n => `https://${n}.pocketnet.app:8899`).join(',')
@@ -86,6 +91,11 @@ export const ConfigSchema = Type.Object({
   NOTIFY_USER_DAILY_LIMIT: integer({ default: 100, min: 1, max: 100_000 }, ' (notifications to one user in any 24 hours)'),
   NOTIFY_APP_DAILY_LIMIT: integer({ default: 100_000, min: 1, max: 1_000_000_000 }, ' (notifications the app sends in a UTC day, all users together)'),
   NOTIFY_BASTYON_TIMEOUT_MS: integer({ default: 10_000, min: 100, max: 120_000 }, ' (milliseconds one push to a proxy may take; a push in hand when the process dies is retried this plus 5 s later)'),
+  TELEGRAM_BOT_TOKEN: Type.String({ default: '', description: TELEGRAM_BOT_TOKEN_RULE }),
+  TELEGRAM_BOT_USERNAME: Type.String({ default: '', description: TELEGRAM_BOT_USERNAME_RULE }),
+  TELEGRAM_API_URL: Type.String({ default: 'https://api.telegram.org', description: TELEGRAM_API_URL_RULE }),
+  TELEGRAM_WEBHOOK_URL: Type.String({ default: '', description: TELEGRAM_WEBHOOK_URL_RULE }),
+  TELEGRAM_WEBHOOK_SECRET: Type.String({ default: '', description: TELEGRAM_WEBHOOK_SECRET_RULE }),
   ADMIN_TOKEN: Type.String({ default: '', description: ADMIN_TOKEN_RULE }),
   METRICS_TOKEN: Type.String({ default: '', description: METRICS_TOKEN_RULE }),
   DATA_DIR: Type.String({ default: 'data', minLength: 1, description: 'the directory of the embedded database (invoices), when DATABASE_URL is empty' }),
@@ -211,6 +221,22 @@ export function loadConfig (env: Record<string, string | undefined>): AppConfig 
     if (bad !== undefined) problems.set('NOTIFY_BASTYON_PROXIES', `NOTIFY_BASTYON_PROXIES must be ${NOTIFY_BASTYON_PROXIES_RULE} (got ${JSON.stringify(bad)})`)
     else if (origins.length === 0 && notificationsOn) problems.set('NOTIFY_BASTYON_PROXIES', 'NOTIFY_BASTYON_PROXIES must name at least one proxy while notifications are on (or set NOTIFICATIONS=false)')
   }
+  if (typeof config.TELEGRAM_BOT_TOKEN === 'string' && config.TELEGRAM_BOT_TOKEN !== '') {
+    if (!/^\d{1,20}:[A-Za-z0-9_-]{20,100}$/.test(config.TELEGRAM_BOT_TOKEN)) problems.set('TELEGRAM_BOT_TOKEN', `TELEGRAM_BOT_TOKEN must be ${TELEGRAM_BOT_TOKEN_RULE}`)
+    else if (!notificationsOn) problems.set('TELEGRAM_BOT_TOKEN', 'TELEGRAM_BOT_TOKEN needs notifications on (BASTYON_APP_ID, and NOTIFICATIONS not false): Telegram is one of their channels')
+    if (typeof config.TELEGRAM_BOT_USERNAME !== 'string' || !/^@?[A-Za-z][A-Za-z0-9_]{1,28}[Bb][Oo][Tt]$/.test(config.TELEGRAM_BOT_USERNAME)) {
+      problems.set('TELEGRAM_BOT_USERNAME', `TELEGRAM_BOT_USERNAME must be ${TELEGRAM_BOT_USERNAME_RULE} (got ${JSON.stringify(config.TELEGRAM_BOT_USERNAME)})`)
+    }
+  }
+  if (typeof config.TELEGRAM_API_URL === 'string' && !isPlainHttpUrl(config.TELEGRAM_API_URL)) problems.set('TELEGRAM_API_URL', `TELEGRAM_API_URL must be ${TELEGRAM_API_URL_RULE} (got ${JSON.stringify(config.TELEGRAM_API_URL)})`)
+  if (typeof config.TELEGRAM_WEBHOOK_URL === 'string' && config.TELEGRAM_WEBHOOK_URL !== '') {
+    if (!isHttpUrl(config.TELEGRAM_WEBHOOK_URL)) problems.set('TELEGRAM_WEBHOOK_URL', `TELEGRAM_WEBHOOK_URL must be ${TELEGRAM_WEBHOOK_URL_RULE} (got ${JSON.stringify(config.TELEGRAM_WEBHOOK_URL)})`)
+    else if (config.TELEGRAM_BOT_TOKEN === '') problems.set('TELEGRAM_WEBHOOK_URL', 'TELEGRAM_WEBHOOK_URL needs TELEGRAM_BOT_TOKEN: the webhook is the bot\'s')
+  }
+  if (typeof config.TELEGRAM_WEBHOOK_SECRET === 'string' && config.TELEGRAM_WEBHOOK_SECRET !== '' && !/^[A-Za-z0-9_-]{1,256}$/.test(config.TELEGRAM_WEBHOOK_SECRET)) {
+    // The secret itself is never echoed.
+    problems.set('TELEGRAM_WEBHOOK_SECRET', `TELEGRAM_WEBHOOK_SECRET must be ${TELEGRAM_WEBHOOK_SECRET_RULE}`)
+  }
   if (typeof config.ADMIN_TOKEN === 'string' && config.ADMIN_TOKEN !== '' && !/^[\x21-\x7e]{32,}$/.test(config.ADMIN_TOKEN)) {
     // A secret: the message names the variable and the rule only.
     problems.set('ADMIN_TOKEN', `ADMIN_TOKEN must be ${ADMIN_TOKEN_RULE}`)
@@ -243,6 +269,11 @@ function isHttpUrl (value: string): boolean {
   } catch {
     return false
   }
+}
+
+/** An http(s) URL without a query or a fragment: a base that paths are added to. */
+function isPlainHttpUrl (value: string): boolean {
+  return isHttpUrl(value) && new URL(value).search === '' && new URL(value).hash === ''
 }
 
 function isRedisUrl (value: string): boolean {

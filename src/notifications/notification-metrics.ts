@@ -1,9 +1,10 @@
 /**
  * The notifications' metrics, read when Prometheus scrapes (no work per notification): the
- * recipients of `send` by status and the push attempts by outcome, of this instance; and the
- * deliveries not made yet, across instances (pending, given up).
+ * recipients of `send` by status and the delivery attempts by channel and outcome, of this
+ * instance; and the deliveries not made yet by channel, across instances (pending, given up).
  */
 import { Counter, Gauge, type Registry } from 'prom-client'
+import { CHANNEL_NAMES } from './notification-store.js'
 import { SEND_STATUSES, type NotificationsService } from './notifications-service.js'
 
 export function registerNotificationMetrics (registry: Registry, service: NotificationsService): void {
@@ -19,29 +20,35 @@ export function registerNotificationMetrics (registry: Registry, service: Notifi
   })
   const deliveries = new Counter({
     name: 'notifications_deliveries_total',
-    help: 'Push attempts through the users\' Bastyon proxies by this instance, by outcome: delivered, failed (retried later unless it was the last), given_up (the last attempt failed)',
-    labelNames: ['outcome'],
+    help: 'Delivery attempts by this instance, by channel (bastyon: a push through the user\'s proxy; telegram: a message from the app\'s bot) and outcome: delivered, failed (retried later unless it was the last), given_up (no attempt left, or a refusal no retry changes)',
+    labelNames: ['channel', 'outcome'],
     registers: [registry],
     collect () {
       deliveries.reset()
-      deliveries.inc({ outcome: 'delivered' }, service.counts.delivered)
-      deliveries.inc({ outcome: 'failed' }, service.counts.failed)
-      deliveries.inc({ outcome: 'given_up' }, service.counts.givenUp)
+      for (const channel of CHANNEL_NAMES) {
+        if (!service.channelNames.includes(channel)) continue
+        const counts = service.counts.deliveries[channel]
+        deliveries.inc({ channel, outcome: 'delivered' }, counts.delivered)
+        deliveries.inc({ channel, outcome: 'failed' }, counts.failed)
+        deliveries.inc({ channel, outcome: 'given_up' }, counts.givenUp)
+      }
     },
   })
   const backlog = new Gauge({
     name: 'notifications_backlog',
-    help: 'Pushes not delivered, across instances, by state: pending (to be tried, now or after a backoff), given_up (every attempt failed); absent until the database is open',
-    labelNames: ['state'],
+    help: 'Deliveries not made, across instances, by channel and state: pending (to be tried, now or after a backoff), given_up; absent until the database is open',
+    labelNames: ['channel', 'state'],
     registers: [registry],
     // Every worker of a cluster reads the same database: one worker's count is the count.
     aggregator: 'max',
     async collect () {
       try {
-        const counts = await service.backlog()
-        if (counts === undefined) return
-        backlog.set({ state: 'pending' }, counts.pending)
-        backlog.set({ state: 'given_up' }, counts.givenUp)
+        const byChannel = await service.backlog()
+        if (byChannel === undefined) return
+        for (const [channel, counts] of byChannel) {
+          backlog.set({ channel, state: 'pending' }, counts.pending)
+          backlog.set({ channel, state: 'given_up' }, counts.givenUp)
+        }
       } catch {
         // The database did not answer: the last values stand rather than failing the whole scrape.
       }

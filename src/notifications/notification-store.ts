@@ -36,12 +36,13 @@ import type { CheckedNotification } from './notification-rules.js'
 
 export const DAY_MS = 86_400_000
 
-/** How a user can be reached: `bastyon` (a push through their proxy); `telegram` is reserved. */
+/** How a user can be reached: `bastyon` (a push through their proxy), `telegram` (a message from the app's bot). */
 export type ChannelName = 'bastyon' | 'telegram'
+export const CHANNEL_NAMES: readonly ChannelName[] = ['bastyon', 'telegram']
 
 export interface Channel {
   channel: ChannelName
-  /** Where: for `bastyon`, the proxy's origin. */
+  /** Where: for `bastyon`, the proxy's origin; for `telegram`, the chat's id. */
   target: string
   /** When the user opted in (epoch ms). */
   createdAtMs: number
@@ -65,6 +66,9 @@ export type Decision =
 
 /** Why `rate_limited`: the user's interval, the user's day, or the app's day. */
 export type RefusalReason = 'user_interval' | 'user_daily' | 'app_daily'
+
+/** What a `/start <token>` made of the token's link: `used` when its nonce was recorded already (by any instance). */
+export type TelegramLinkOutcome = { linked: true, channel: Channel } | { linked: false, reason: 'used' }
 
 /** A claimed delivery: what the sender needs to push it. */
 export interface DeliveryRow extends OutboxRow {
@@ -98,11 +102,14 @@ export class NotificationStore implements ConsumerOutbox<DeliveryRow> {
   readonly db: Database
   readonly #now: () => number
   readonly #limits: NotificationLimits
+  readonly #channels: ChannelName[]
 
-  constructor (db: Database, options: { now?: () => number, limits?: Partial<NotificationLimits> } = {}) {
+  /** `channels`: those a send queues deliveries for (default all); a user with none of them is not registered. */
+  constructor (db: Database, options: { now?: () => number, limits?: Partial<NotificationLimits>, channels?: readonly ChannelName[] } = {}) {
     this.db = db
     this.#now = options.now ?? Date.now
     this.#limits = { ...DEFAULT_NOTIFICATION_LIMITS, ...options.limits }
+    this.#channels = [...(options.channels ?? CHANNEL_NAMES)]
   }
 
   /** Records the user's channel (again: the target is replaced, the opt-in time kept). */
@@ -129,6 +136,44 @@ export class NotificationStore implements ConsumerOutbox<DeliveryRow> {
     return await this.db.transaction(async sql => {
       const { rowCount } = await sql.query('DELETE FROM notification_channels WHERE address = $1 AND channel = $2', [address, channel])
       await sql.query("DELETE FROM notification_deliveries WHERE address = $1 AND channel = $2 AND status = 'pending'", [address, channel])
+      return rowCount > 0
+    })
+  }
+
+  /**
+   * Links a Telegram chat to `address` with a verified link token: the token's nonce is recorded as
+   * used and the channel row written in one transaction, so that a token links once across
+   * instances (migration 12). Linking again replaces the chat, the opt-in time kept.
+   */
+  async linkTelegram (link: { address: string, chatId: number, nonce: string, expiresAtMs: number }): Promise<TelegramLinkOutcome> {
+    const now = this.#now()
+    return await this.db.transaction(async sql => {
+      // Nonces of tokens that expired: refused by their expiry now, so no longer needed here.
+      await sql.query('DELETE FROM telegram_link_nonces WHERE expires_at_ms <= $1', [now])
+      const { rowCount } = await sql.query(
+        'INSERT INTO telegram_link_nonces (nonce, address, expires_at_ms) VALUES ($1, $2, $3) ON CONFLICT (nonce) DO NOTHING',
+        [link.nonce, link.address, link.expiresAtMs]
+      )
+      if (rowCount === 0) return { linked: false, reason: 'used' }
+      const { rows } = await sql.query<{ created_at_ms: unknown }>(
+        `INSERT INTO notification_channels AS c (address, channel, target, created_at_ms) VALUES ($1, 'telegram', $2, $3)
+         ON CONFLICT (address, channel) DO UPDATE SET target = EXCLUDED.target
+         RETURNING c.created_at_ms`,
+        [link.address, String(link.chatId), now]
+      )
+      return { linked: true, channel: { channel: 'telegram', target: String(link.chatId), createdAtMs: safeInteger(rows[0]?.created_at_ms, 'created_at_ms') } }
+    })
+  }
+
+  /**
+   * The chat can no longer be written to (the user blocked the bot, deleted their account): the
+   * channel goes while it still names this chat (the user may have linked another since), with
+   * what waits to go there, but the delivery in hand (`keep`), which the caller gives up.
+   */
+  async dropChannel (address: string, channel: ChannelName, target: string, keep: number): Promise<boolean> {
+    return await this.db.transaction(async sql => {
+      const { rowCount } = await sql.query('DELETE FROM notification_channels WHERE address = $1 AND channel = $2 AND target = $3', [address, channel, target])
+      await sql.query("DELETE FROM notification_deliveries WHERE address = $1 AND channel = $2 AND target = $3 AND status = 'pending' AND id <> $4", [address, channel, target, keep])
       return rowCount > 0
     })
   }
@@ -160,8 +205,8 @@ export class NotificationStore implements ConsumerOutbox<DeliveryRow> {
     const { userIntervalMs, userDailyLimit, appDailyLimit } = this.#limits
     const addresses = [...new Set(to)].sort()
     const { rows: channels } = await sql.query<{ address: string }>(
-      'SELECT address FROM notification_channels WHERE address = ANY($1::text[]) ORDER BY address, channel FOR UPDATE',
-      [addresses]
+      'SELECT address FROM notification_channels WHERE address = ANY($1::text[]) AND channel = ANY($2::text[]) ORDER BY address, channel FOR UPDATE',
+      [addresses, this.#channels]
     )
     const registered = [...new Set(channels.map(row => row.address))]
     const sent = new Map<string, { live: number, lastAtMs: number, hasKey: boolean }>()
@@ -223,10 +268,10 @@ export class NotificationStore implements ConsumerOutbox<DeliveryRow> {
 
     const { rows: queued } = await sql.query<{ id: unknown, address: string }>(
       `INSERT INTO notification_deliveries (address, channel, target, notification_id, header, path, created_at_ms, available_at_ms)
-       SELECT c.address, c.channel, c.target, $2, $3, $4, $5, $5 FROM notification_channels c WHERE c.address = ANY($1::text[])
+       SELECT c.address, c.channel, c.target, $2, $3, $4, $5, $5 FROM notification_channels c WHERE c.address = ANY($1::text[]) AND c.channel = ANY($6::text[])
        ORDER BY c.address, c.channel
        RETURNING id, address`,
-      [[...accepted], id, header, path, now]
+      [[...accepted], id, header, path, now, this.#channels]
     )
     const byAddress = new Map<string, number[]>()
     for (const row of queued) byAddress.set(row.address, [...(byAddress.get(row.address) ?? []), safeInteger(row.id, 'id')])

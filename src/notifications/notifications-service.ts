@@ -1,31 +1,38 @@
 /**
- * `app.notifications` (docs/notifications.md): the users' opt-in to a channel, and `send`, which
- * decides every recipient in one transaction (notification-store.ts), queues a delivery per
- * accepted one in the outbox, wakes the push sender and waits a bounded time for first outcomes.
+ * `app.notifications` (docs/notifications.md): the users' opt-in to a channel (a push through
+ * their Bastyon proxy; a Telegram chat linked through the app's bot, when it has one), and `send`,
+ * which decides every recipient in one transaction (notification-store.ts), queues a delivery per
+ * accepted one and channel of theirs in the outbox, wakes the senders and waits a bounded time for
+ * first outcomes.
  *
  * What a recipient's status means once `send` resolves:
- * - `sent`: its push was delivered to the proxy (HTTP 200, `result: success`).
+ * - `sent`: a delivery of theirs was made: the push reached the proxy (HTTP 200, `result:
+ *   success`), or the message their Telegram chat.
  * - `queued`: accepted and stored, not delivered yet when the wait ended (a retry is scheduled,
  *   or another instance holds it): it will be delivered or given up later, without another send.
- * - `failed`: accepted, then given up within the wait (the proxy refused it on every attempt).
+ * - `failed`: accepted, then given up within the wait on every channel of theirs.
  * - `not_registered`, `duplicate`, `rate_limited`: nothing was queued for this recipient.
  *
- * Delivery is the outbox's (src/outbox/outbox-consumer.ts): at least once, across crashes and
- * instances. The proxy has no idempotency key, so a crash between its 200 and our acknowledgement
- * pushes that one notification again once the claim's lease lapses.
+ * Delivery is the outbox's (src/outbox/outbox-consumer.ts), a consumer per channel: at least once,
+ * across crashes and instances. Neither the proxy nor Telegram has an idempotency key, so a crash
+ * between its answer and our acknowledgement sends that one notification again once the claim's
+ * lease lapses.
  *
  * The database opens on the first call, or at start when it exists already (a delivery left
- * pending by a crash can only be in a database that exists): the push sender starts with it.
+ * pending by a crash can only be in a database that exists): the senders start with it.
  */
 import { setMaxListeners } from 'node:events'
 import { REAL_TIMERS, type PocketnetNetwork, type Timers } from 'pocketnet-client'
 import type { Database } from '../db/database.js'
-import { OutboxConsumer } from '../outbox/outbox-consumer.js'
+import { OutboxConsumer, type OutboxConsumerOptions } from '../outbox/outbox-consumer.js'
 import { RetryPolicy, type RetryDecision, type RetrySchedule } from '../outbox/retry-policy.js'
 import { proxiesToTry, pushThroughFirstProxy } from './bastyon-push.js'
 import { NotificationError } from './notification-errors.js'
 import { checkNotification, proxyOrigin, type NotificationInput } from './notification-rules.js'
-import { NotificationStore, type Channel, type DeliveryBacklog, type DeliveryRow, type DeliveryStatus, type NotificationLimits } from './notification-store.js'
+import { NotificationStore, type Channel, type ChannelName, type DeliveryBacklog, type DeliveryRow, type DeliveryStatus, type NotificationLimits } from './notification-store.js'
+import { BotApiError } from './telegram/bot-api-errors.js'
+import { telegramRetryDecision, type TelegramChannel, type TelegramLink } from './telegram/telegram-channel.js'
+import type { WebhookRequest } from './telegram/webhook-update.js'
 
 /** A recipient's outcome of one send. */
 export type SendStatus = 'sent' | 'queued' | 'failed' | 'not_registered' | 'duplicate' | 'rate_limited'
@@ -36,8 +43,14 @@ export interface SendResult {
   results: Array<{ address: string, status: SendStatus }>
 }
 
-/** A user's channel as the API shows it. */
-export interface ChannelView {
+/**
+ * A user's channel as the API shows it. A Telegram channel does not show its chat's id: the
+ * user knows their own chat, and the id (the same for every bot the user talks to) is of no use
+ * to the app's page, so it stays on the server like the rest of what the service sends to.
+ */
+export type ChannelView = BastyonChannelView | TelegramChannelView
+
+export interface BastyonChannelView {
   channel: 'bastyon'
   /** The proxy's origin. */
   proxy: string
@@ -45,8 +58,19 @@ export interface ChannelView {
   since: string
 }
 
+export interface TelegramChannelView {
+  channel: 'telegram'
+  /** When the user first linked a chat (ISO 8601). */
+  since: string
+}
+
 /** The Bastyon push channel's consumer of the outbox. */
 export const BASTYON_CHANNEL = 'bastyon'
+/** The Telegram channel's consumer of the outbox. */
+export const TELEGRAM_CHANNEL = 'telegram'
+
+/** Sends to Telegram at once: about what Telegram lets a bot send in a second, to all chats. */
+const TELEGRAM_BATCH_SIZE = 30
 
 /** The push retries: 5 s, then doubling to 10 min at most, given up after the 8th failed attempt (about 21 min in all). */
 export const PUSH_RETRY: RetrySchedule = { firstDelayMs: 5000, maxDelayMs: 600_000, jitter: 0.2, maxAttempts: 8 }
@@ -83,29 +107,47 @@ export interface NotificationsServiceOptions {
   timers?: Timers
   /** In [0, 1), the retries' jitter. Default Math.random. */
   random?: () => number
+  /** The Telegram channel, when the app has a bot (TELEGRAM_BOT_TOKEN). */
+  telegram?: TelegramChannel
   log: NotificationsLog
+}
+
+/** Delivery attempts of one channel by outcome. */
+export interface DeliveryCounts {
+  delivered: number
+  /** Attempts that failed: retried later unless it was the last. */
+  failed: number
+  givenUp: number
 }
 
 /** What this instance did since it started: the metrics read it. */
 export interface NotificationCounts {
   /** Recipients of `send` by status. */
   results: Record<SendStatus, number>
-  /** Push attempts by outcome. */
-  delivered: number
-  failed: number
-  givenUp: number
+  /** Delivery attempts by channel and outcome. */
+  deliveries: Record<ChannelName, DeliveryCounts>
 }
+
+/** What became of a Telegram update (POST /api/telegram/webhook): `unauthorized` is a 401, the rest 200. */
+export type TelegramUpdateOutcome = 'unauthorized' | 'linked' | 'refused' | 'answered' | 'ignored'
 
 type Outcome = 'delivered' | 'given_up'
 
 interface Running {
   store: NotificationStore
-  consumer: OutboxConsumer<DeliveryRow>
+  consumers: Array<OutboxConsumer<DeliveryRow>>
 }
 
 export class NotificationsService {
-  readonly counts: NotificationCounts = { results: { sent: 0, queued: 0, failed: 0, not_registered: 0, duplicate: 0, rate_limited: 0 }, delivered: 0, failed: 0, givenUp: 0 }
+  readonly counts: NotificationCounts = {
+    results: { sent: 0, queued: 0, failed: 0, not_registered: 0, duplicate: 0, rate_limited: 0 },
+    deliveries: { bastyon: { delivered: 0, failed: 0, givenUp: 0 }, telegram: { delivered: 0, failed: 0, givenUp: 0 } },
+  }
+
   readonly proxies: readonly string[]
+  /** The channels this service delivers through: bastyon, and telegram when the app has a bot. */
+  readonly channelNames: readonly ChannelName[]
+  readonly #telegram: TelegramChannel | undefined
   readonly #open: () => Promise<Database>
   readonly #options: NotificationsServiceOptions
   readonly #timers: Timers
@@ -123,6 +165,13 @@ export class NotificationsService {
     this.#timers = options.timers ?? REAL_TIMERS
     this.#waitMs = options.waitMs ?? 2000
     this.#log = options.log
+    this.#telegram = options.telegram
+    this.channelNames = options.telegram === undefined ? [BASTYON_CHANNEL] : [BASTYON_CHANNEL, TELEGRAM_CHANNEL]
+  }
+
+  /** The Telegram channel, while the app has a bot. */
+  get telegram (): TelegramChannel | undefined {
+    return this.#telegram
   }
 
   /**
@@ -131,13 +180,14 @@ export class NotificationsService {
    * them) first, then the others (bastyon-push.ts). NotificationError NOTIFY_ERR_PROXY_NOT_ALLOWED
    * unless `proxy` is one of {@link proxies}.
    */
-  async register (address: string, proxy: string | undefined = this.proxies[0]): Promise<ChannelView> {
+  async register (address: string, proxy: string | undefined = this.proxies[0]): Promise<BastyonChannelView> {
     const origin = proxy === undefined ? undefined : proxyOrigin(proxy)
     if (origin === undefined || !this.proxies.includes(origin)) {
       if (proxy === undefined) throw new NotificationError('NOTIFY_ERR_PROXY_NOT_ALLOWED', 'no proxy is configured to send to (NOTIFY_BASTYON_PROXIES)')
       throw new NotificationError('NOTIFY_ERR_PROXY_NOT_ALLOWED', `proxy must be one of the proxies this service sends to (${this.proxies.join(', ') || 'none configured'}), got ${JSON.stringify(proxy.slice(0, 100))}`)
     }
-    return view(await (await this.#start()).store.register(address, BASTYON_CHANNEL, origin))
+    const channel = await (await this.#start()).store.register(address, BASTYON_CHANNEL, origin)
+    return { channel: 'bastyon', proxy: channel.target, since: new Date(channel.createdAtMs).toISOString() }
   }
 
   /** The user opts out: false when they had not opted in. What waits to reach them is dropped. */
@@ -146,7 +196,54 @@ export class NotificationsService {
   }
 
   async channels (address: string): Promise<ChannelView[]> {
-    return (await (await this.#start()).store.channels(address)).filter(channel => channel.channel === BASTYON_CHANNEL).map(view)
+    return (await (await this.#start()).store.channels(address)).filter(channel => this.channelNames.includes(channel.channel)).map(view)
+  }
+
+  /**
+   * A deep link that links the Telegram chat it is opened in to `address` (once, before it
+   * expires). Throws when the app has no bot.
+   */
+  telegramLink (address: string): TelegramLink {
+    return this.#telegramChannel().link(address, (this.#options.now ?? Date.now)())
+  }
+
+  /** The user unlinks their Telegram chat: false when none was linked. What waits to reach it is dropped. */
+  async unlinkTelegram (address: string): Promise<boolean> {
+    this.#telegramChannel()
+    return await (await this.#start()).store.unregister(address, TELEGRAM_CHANNEL)
+  }
+
+  /**
+   * A request to the bot's webhook: `unauthorized` unless its secret header is the webhook's.
+   * `/start <token>` in a private chat links the chat when the token is valid and unused (its
+   * nonce recorded with the link, in one transaction), and the bot answers the chat either way;
+   * another message gets how to link; the rest is ignored. Throws only when the database failed:
+   * the route answers 500 and Telegram sends the update again.
+   */
+  async receiveTelegramUpdate (request: WebhookRequest): Promise<TelegramUpdateOutcome> {
+    const telegram = this.#telegramChannel()
+    const update = telegram.read(request)
+    if (update.kind === 'unauthorized' || update.kind === 'ignored') return update.kind
+    if (update.kind === 'other') {
+      await this.#reply(update.chatId, telegram.howToLinkText())
+      return 'answered'
+    }
+    const verified = telegram.verify(update.token, (this.#options.now ?? Date.now)())
+    if (!verified.ok) {
+      this.#log.info({ chatId: update.chatId, reason: verified.reason }, 'Notifications: a Telegram link was refused')
+      await this.#reply(update.chatId, telegram.refusedText(verified.reason))
+      return 'refused'
+    }
+    const { store } = await this.#start()
+    const outcome = await store.linkTelegram({ address: verified.address, chatId: update.chatId, nonce: verified.nonce, expiresAtMs: verified.expiresAt })
+    if (!outcome.linked) {
+      this.#log.info({ chatId: update.chatId, address: verified.address, reason: outcome.reason }, 'Notifications: a Telegram link was refused')
+      await this.#reply(update.chatId, telegram.refusedText(outcome.reason))
+      return 'refused'
+    }
+    this.#log.info({ chatId: update.chatId, address: verified.address }, 'Notifications: a Telegram chat was linked')
+    await this.#reply(update.chatId, telegram.linkedText())
+    return 'linked'
   }
 
   /** The user leaves (DELETE /api/me): every channel, key and pending delivery of theirs goes. */
@@ -160,11 +257,11 @@ export class NotificationsService {
    */
   async send (input: NotificationInput, options: { waitMs?: number } = {}): Promise<SendResult> {
     const notification = checkNotification(input, this.#options.network)
-    const { store, consumer } = await this.#start()
+    const { store, consumers } = await this.#start()
     const decisions = await store.enqueue(notification)
     const ids = decisions.flatMap(decision => decision.status === 'accepted' ? decision.deliveryIds : [])
     const outcomes = this.#await(ids)
-    if (ids.length > 0) consumer.wake()
+    if (ids.length > 0) for (const consumer of consumers) consumer.wake()
     const known = await this.#settle(store, ids, outcomes, options.waitMs ?? this.#waitMs)
     const results = decisions.map(decision => {
       if (decision.status !== 'accepted') {
@@ -177,9 +274,11 @@ export class NotificationsService {
     return { results }
   }
 
-  async backlog (): Promise<DeliveryBacklog | undefined> {
+  /** Deliveries not made, per channel this service delivers through; undefined until the database is open. */
+  async backlog (): Promise<Map<ChannelName, DeliveryBacklog> | undefined> {
     if (this.#running === undefined) return undefined
-    return await (await this.#running).store.backlog(BASTYON_CHANNEL)
+    const { store } = await this.#running
+    return new Map(await Promise.all(this.channelNames.map(async channel => [channel, await store.backlog(channel)] as const)))
   }
 
   /** Opens the database and starts the push sender, once; every call waits for it. */
@@ -189,14 +288,14 @@ export class NotificationsService {
 
   /** Resolves once the push sender has nothing in hand (tests). */
   async whenIdle (): Promise<void> {
-    if (this.#running !== undefined) await (await this.#running).consumer.whenIdle()
+    if (this.#running !== undefined) for (const consumer of (await this.#running).consumers) await consumer.whenIdle()
   }
 
   /** Stops the sender: pushes in flight are aborted and their deliveries put back, due at once. */
   async close (): Promise<void> {
     this.#closed = true
     const running = await this.#running?.catch(() => undefined)
-    await running?.consumer.close()
+    await Promise.all(running?.consumers.map(consumer => consumer.close()) ?? [])
   }
 
   #start (): Promise<Running> {
@@ -211,12 +310,18 @@ export class NotificationsService {
 
   #run (db: Database): Running {
     const options = this.#options
-    const store = new NotificationStore(db, { now: options.now, limits: options.limits })
+    const store = new NotificationStore(db, { now: options.now, limits: options.limits, channels: this.channelNames })
+    const consumers = [this.#bastyonConsumer(store)]
+    if (this.#telegram !== undefined) consumers.push(this.#telegramConsumer(store, this.#telegram))
+    for (const consumer of consumers) consumer.wake()
+    return { store, consumers }
+  }
+
+  #bastyonConsumer (store: NotificationStore): OutboxConsumer<DeliveryRow> {
+    const options = this.#options
     const timeoutMs = options.timeoutMs ?? 10_000
     const batchSize = options.batchSize ?? 50
-    const consumer = new OutboxConsumer<DeliveryRow>({
-      consumer: BASTYON_CHANNEL,
-      outbox: store,
+    return this.#consumer(store, BASTYON_CHANNEL, {
       handle: async (row, shutdown) => {
         // Each push of a batch listens for the shutdown at once: more than Node's warning threshold.
         setMaxListeners(batchSize + 10, shutdown)
@@ -229,40 +334,92 @@ export class NotificationsService {
           throw err
         }
       },
-      retry: new RetryPolicy({ ...PUSH_RETRY, ...options.retry }, options.random ?? Math.random),
       batchSize,
-      // Each push is its own POST, to its user's proxy.
-      inParallel: true,
       // Longer than an attempt (through every proxy, at worst) and its acknowledgement (one
       // UPDATE): no other instance pushes it meanwhile, and a push in hand when the process died
       // goes out again soon after.
       leaseMs: timeoutMs * Math.max(1, this.proxies.length) + LEASE_MARGIN_MS,
+    })
+  }
+
+  #telegramConsumer (store: NotificationStore, telegram: TelegramChannel): OutboxConsumer<DeliveryRow> {
+    const batchSize = Math.min(this.#options.batchSize ?? TELEGRAM_BATCH_SIZE, TELEGRAM_BATCH_SIZE)
+    return this.#consumer(store, TELEGRAM_CHANNEL, {
+      handle: async (row, shutdown) => {
+        setMaxListeners(batchSize + 10, shutdown)
+        try {
+          await telegram.deliver(row, shutdown)
+        } catch (err) {
+          if (shutdown.aborted) throw err
+          await store.noteError(row.id, describe(err)).catch(() => {})
+          // The user blocked the bot or left Telegram: nothing will reach that chat again.
+          if (err instanceof BotApiError && err.kind === 'unreachable') {
+            const dropped = await store.dropChannel(row.address, TELEGRAM_CHANNEL, row.target, row.id).catch(() => false)
+            if (dropped) this.#log.info(logged(row), 'Notifications: a Telegram chat can no longer be written to; its link was dropped')
+          }
+          throw err
+        }
+      },
+      decide: (row, err, retry) => telegramRetryDecision(err, row.attempts, retry),
+      batchSize,
+      // One sendMessage and its acknowledgement.
+      leaseMs: telegram.bot.timeoutMs + LEASE_MARGIN_MS,
+    })
+  }
+
+  /** A consumer of `channel`'s deliveries, with what every channel shares: the retry schedule, the counts, the waiters, the logs. */
+  #consumer (store: NotificationStore, channel: ChannelName, own: Pick<OutboxConsumerOptions<DeliveryRow>, 'handle' | 'decide' | 'batchSize' | 'leaseMs'>): OutboxConsumer<DeliveryRow> {
+    const options = this.#options
+    const counts = this.counts.deliveries[channel]
+    return new OutboxConsumer<DeliveryRow>({
+      ...own,
+      consumer: channel,
+      outbox: store,
+      retry: new RetryPolicy({ ...PUSH_RETRY, ...options.retry }, options.random ?? Math.random),
+      // Each delivery is its own call, to its user's proxy or chat.
+      inParallel: true,
       pollMs: options.pollMs ?? 60_000,
       ...(options.now === undefined ? {} : { now: options.now }),
       timers: this.#timers,
       onDelivered: row => {
-        this.counts.delivered++
+        counts.delivered++
         this.#waiters.get(row.id)?.('delivered')
       },
       onFailed: (row, err, decision) => { this.#failed(row, err, decision) },
-      onPutBack: row => { this.#log.info(logged(row), 'Notifications: a push was cut short by the shutdown; it is sent again at the next start') },
+      onPutBack: row => { this.#log.info(logged(row), 'Notifications: a delivery was cut short by the shutdown; it is sent again at the next start') },
       onOutboxError: (err, row) => {
         this.#log.warn({ ...(row === undefined ? {} : logged(row)), err: { message: describe(err) } }, 'Notifications: the outbox could not be read or written; it is tried again later')
       },
     })
-    consumer.wake()
-    return { store, consumer }
+  }
+
+  #telegramChannel (): TelegramChannel {
+    if (this.#telegram === undefined) throw new Error('Telegram is off: TELEGRAM_BOT_TOKEN is empty')
+    return this.#telegram
+  }
+
+  /** The bot answers a chat; a failure is logged, never the webhook's (Telegram would send the update again). */
+  async #reply (chatId: number, text: string): Promise<void> {
+    try {
+      await this.#telegramChannel().bot.sendMessage(chatId, text)
+    } catch (err) {
+      this.#log.warn({ chatId, error: describe(err) }, 'Notifications: the bot could not answer a chat')
+    }
   }
 
   #failed (row: DeliveryRow, err: unknown, decision: RetryDecision): void {
-    this.counts.failed++
+    const counts = this.counts.deliveries[row.channel]
+    counts.failed++
+    if (err instanceof BotApiError && err.kind === 'invalid') {
+      this.#log.error({ ...logged(row), error: describe(err) }, 'Notifications: Telegram refuses the bot\'s token (TELEGRAM_BOT_TOKEN wrong or revoked): nothing reaches Telegram until an operator fixes it')
+    }
     if (decision.giveUp) {
-      this.counts.givenUp++
-      this.#log.error({ ...logged(row), error: describe(err) }, 'Notifications: a push was given up after its last attempt')
+      counts.givenUp++
+      this.#log.error({ ...logged(row), error: describe(err) }, 'Notifications: a delivery was given up')
       this.#waiters.get(row.id)?.('given_up')
       return
     }
-    this.#log.warn({ ...logged(row), error: describe(err), retryInMs: decision.retryInMs }, 'Notifications: a push failed; it is tried again later')
+    this.#log.warn({ ...logged(row), error: describe(err), retryInMs: decision.retryInMs }, 'Notifications: a delivery failed; it is tried again later')
   }
 
   /** A promise per delivery of its outcome here, registered before the sender can report it. */
@@ -304,12 +461,14 @@ function statusOf (statuses: Array<DeliveryStatus | undefined>): SendStatus {
 }
 
 function view (channel: Channel): ChannelView {
-  return { channel: 'bastyon', proxy: channel.target, since: new Date(channel.createdAtMs).toISOString() }
+  const since = new Date(channel.createdAtMs).toISOString()
+  return channel.channel === 'telegram' ? { channel: 'telegram', since } : { channel: 'bastyon', proxy: channel.target, since }
 }
 
 /** What a log line says of a delivery: never its header (the app's text to the user). */
 function logged (row: DeliveryRow): object {
-  return { deliveryId: row.id, notificationId: row.notificationId, address: row.address, proxy: row.target, attempt: row.attempts }
+  const where = row.channel === 'telegram' ? { chatId: row.target } : { proxy: row.target }
+  return { deliveryId: row.id, notificationId: row.notificationId, address: row.address, channel: row.channel, ...where, attempt: row.attempts }
 }
 
 function describe (err: unknown): string {

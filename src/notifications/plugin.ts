@@ -3,6 +3,8 @@
  * NOTIFICATIONS=false: `app.notifications` for the routes and the app's own code, on the
  * service's database. The database opens, and the push sender starts, on the first use, or at
  * ready when the database exists already, so that deliveries a crash left pending go out.
+ * With TELEGRAM_BOT_TOKEN, Telegram is a second channel; with TELEGRAM_WEBHOOK_URL, the bot's
+ * webhook is set at ready, once per process (a failure is logged: the operator can set it).
  */
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
@@ -11,6 +13,7 @@ import { REAL_TIMERS, type Timers } from 'pocketnet-client'
 import { parseProxyList } from './notification-rules.js'
 import { registerNotificationMetrics } from './notification-metrics.js'
 import { NotificationsService } from './notifications-service.js'
+import { TelegramChannel } from './telegram/telegram-channel.js'
 import type { RetrySchedule } from '../outbox/retry-policy.js'
 
 declare module 'fastify' {
@@ -37,13 +40,25 @@ export default fp<NotificationsPluginOptions>(async (app, options) => {
     app.decorate('notifications', undefined)
     return
   }
+  const timers = options.timers ?? REAL_TIMERS
+  const telegram = config.TELEGRAM_BOT_TOKEN === ''
+    ? undefined
+    : new TelegramChannel({
+      appId: config.BASTYON_APP_ID,
+      botToken: config.TELEGRAM_BOT_TOKEN,
+      botUsername: config.TELEGRAM_BOT_USERNAME,
+      apiUrl: config.TELEGRAM_API_URL,
+      webhookSecret: config.TELEGRAM_WEBHOOK_SECRET,
+      timers,
+    })
   const service = new NotificationsService(() => app.database.open(), {
     appId: config.BASTYON_APP_ID,
     network: config.POCKETNET_NETWORK,
     proxies: parseProxyList(config.NOTIFY_BASTYON_PROXIES).origins,
     limits: { userIntervalMs: config.NOTIFY_USER_INTERVAL_S * 1000, userDailyLimit: config.NOTIFY_USER_DAILY_LIMIT, appDailyLimit: config.NOTIFY_APP_DAILY_LIMIT },
     ...(options.now === undefined ? {} : { now: options.now }),
-    timers: options.timers ?? REAL_TIMERS,
+    timers,
+    ...(telegram === undefined ? {} : { telegram }),
     ...(options.sendWaitMs === undefined ? {} : { waitMs: options.sendWaitMs }),
     timeoutMs: options.pushTimeoutMs ?? config.NOTIFY_BASTYON_TIMEOUT_MS,
     ...(options.pushRetry === undefined ? {} : { retry: options.pushRetry }),
@@ -52,7 +67,18 @@ export default fp<NotificationsPluginOptions>(async (app, options) => {
   app.decorate('notifications', service)
   registerNotificationMetrics(app.metrics.registry, service)
 
+  const closing = new AbortController()
   app.addHook('onReady', async () => {
+    const webhookUrl = config.TELEGRAM_WEBHOOK_URL
+    if (telegram !== undefined && webhookUrl !== '') {
+      telegram.setWebhook(webhookUrl, closing.signal).then(
+        () => { app.log.info({ url: webhookUrl }, 'Notifications: the Telegram bot\'s webhook is set') },
+        (err: unknown) => {
+          if (closing.signal.aborted) return
+          app.log.error({ url: webhookUrl, err: { message: err instanceof Error ? err.message : String(err) } }, 'Notifications: the Telegram bot\'s webhook could not be set (setWebhook); updates do not arrive until it is')
+        }
+      )
+    }
     // A delivery left pending can only be in a database that exists: a new one is not made here.
     const exists = config.DATABASE_URL !== '' || existsSync(join(config.DATA_DIR, 'postgres'))
     if (!exists) return
@@ -60,5 +86,8 @@ export default fp<NotificationsPluginOptions>(async (app, options) => {
       app.log.warn({ err: { message: err instanceof Error ? err.message : String(err) } }, 'Notifications: the database could not be opened at start; the push sender starts on the first use')
     })
   })
-  app.addHook('onClose', async () => { await service.close() })
+  app.addHook('onClose', async () => {
+    closing.abort(new Error('the app is closing'))
+    await service.close()
+  })
 }, { name: 'notifications', dependencies: ['database', 'metrics'] })

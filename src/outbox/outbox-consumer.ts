@@ -65,6 +65,12 @@ export interface OutboxConsumerOptions<Row extends OutboxRow> {
   handle: (row: Row, signal: AbortSignal) => Promise<void> | void
   /** When a row that failed is tried again, and when it is given up. */
   retry: RetryPolicy
+  /**
+   * What to do after `error`, when the failure itself says more than its attempt's number (a
+   * refusal that no retry can change, a server that named when to come back). Default: `retry`'s
+   * afterFailure(row.attempts).
+   */
+  decide?: (row: Row, error: unknown, retry: RetryPolicy) => RetryDecision
   /** Rows claimed at once. */
   batchSize: number
   /** Handle a batch's rows all at once (independent deliveries) rather than one after the other, in order. Default false. */
@@ -218,7 +224,7 @@ export class OutboxConsumer<Row extends OutboxRow> {
       if (await this.#record(row, () => this.#outbox.retryLater(this.#consumer, row.id, 0))) this.#options.onPutBack?.(row, error)
       return
     }
-    const decision = this.#retry.afterFailure(row.attempts)
+    const decision = this.#options.decide?.(row, error, this.#retry) ?? this.#retry.afterFailure(row.attempts)
     const recorded = await this.#record(row, () => decision.giveUp
       ? this.#outbox.giveUp(this.#consumer, row.id)
       : this.#outbox.retryLater(this.#consumer, row.id, decision.retryInMs))

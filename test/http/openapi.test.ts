@@ -83,6 +83,19 @@ describe('OpenAPI document', () => {
     assert.deepEqual(send.responses['401'].content['application/json'].schema.properties.code.enum, ['ADMIN_TOKEN_MISSING', 'ADMIN_TOKEN_INVALID'])
     assert.deepEqual(send.responses['200'].content['application/json'].schema.properties.data.properties.results.items.properties.status.enum, ['sent', 'queued', 'failed', 'not_registered', 'duplicate', 'rate_limited'])
   })
+
+  it('lists Telegram\'s link and unlink behind the bearer scheme and its webhook with its own 401s, with a bot', async (t) => {
+    const env = { BASTYON_APP_ID: 'demo.pocketnet.app', TELEGRAM_BOT_TOKEN: '7000000001:AAE-emulatorTokenForTestsOnly_000000', TELEGRAM_BOT_USERNAME: 'demo_app_bot' }
+    const service = await startApp(t, { nodes: [NO_NODE], env })
+    const { body } = await service.get('/openapi.json')
+    await SwaggerParser.validate(structuredClone(body))
+    for (const method of ['post', 'delete']) assert.deepEqual(body.paths['/api/me/notifications/telegram'][method].security, [{ bearer: [] }], method)
+    const webhook = body.paths['/api/telegram/webhook'].post
+    assert.equal(webhook.security, undefined)
+    assert.deepEqual(webhook.responses['401'].content['application/json'].schema.properties.code.enum, ['TELEGRAM_SECRET_MISSING', 'TELEGRAM_SECRET_INVALID'])
+    const channels = body.paths['/api/me/notifications'].get.responses['200'].content['application/json'].schema.properties.data.properties.channels.items
+    assert.deepEqual(channels.anyOf.map((each: { properties: { channel: { enum: string[] } } }) => each.properties.channel.enum), [['bastyon'], ['telegram']])
+  })
 })
 
 describe('OpenAPI document of the catalogue', () => {

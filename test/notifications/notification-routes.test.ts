@@ -230,9 +230,9 @@ describe('notifications over HTTP', () => {
     // The only give-up of this service's tests; the other counts grow with each test.
     assert.match(metrics, /notifications_send_results_total\{status="failed"\} 1\n/)
     assert.match(metrics, /notifications_send_results_total\{status="queued"\} [1-9]/)
-    assert.match(metrics, /notifications_deliveries_total\{outcome="given_up"\} 1\n/)
-    assert.match(metrics, /notifications_deliveries_total\{outcome="delivered"\} [1-9]/)
-    assert.match(metrics, /notifications_backlog\{state="given_up"\} 1\n/)
+    assert.match(metrics, /notifications_deliveries_total\{channel="bastyon",outcome="given_up"\} 1\n/)
+    assert.match(metrics, /notifications_deliveries_total\{channel="bastyon",outcome="delivered"\} [1-9]/)
+    assert.match(metrics, /notifications_backlog\{channel="bastyon",state="given_up"\} 1\n/)
   })
 
   it('answers a send to 1000 addresses with 1000 results in their order, pushing to those who opted in', async () => {

@@ -1,7 +1,7 @@
 /**
  * The outbox consumer over the payments' outbox, on both databases, on a clock the tests move:
  * what the handler takes is acknowledged, what it refuses comes back after the retry policy's
- * delay and is given up after its last attempt, a wake() is not missed, a claim another instance
+ * delay and is given up after its last attempt (or at once, when `decide` reads the failure so), a wake() is not missed, a claim another instance
  * holds is taken once its lease lapses, and close() waits for the batch in hand.
  */
 import assert from 'node:assert/strict'
@@ -133,6 +133,21 @@ for (const backend of backends(postgres)) {
       clock.advance(1)
       await consumer.whenIdle()
       assert.equal(handled.length, 6, 'the poll finds a row another instance wrote')
+    })
+
+    it('lets `decide` read the failure: a refusal no retry changes is given up at once, a server\'s own wait is kept', async (t) => {
+      class Refused extends Error {}
+      const handledFirst = new Set<number>()
+      const { reported, newEvent, rowOf, runOnce, now } = setup(t, event => { throw handledFirst.has(event.id) ? new Refused('no') : new Error('later') }, {
+        decide: (_row, error, retry) => error instanceof Refused ? { giveUp: true } : { giveUp: false, retryInMs: Math.max(retry.delayMs(1), 5000) },
+      })
+      const refused = await newEvent()
+      handledFirst.add(refused)
+      const later = await newEvent()
+      await runOnce()
+      assert.deepEqual(reported.failed, [{ id: refused, attempts: 1, decision: { giveUp: true } }, { id: later, attempts: 1, decision: { giveUp: false, retryInMs: 5000 } }])
+      assert.equal((await rowOf(refused))?.status, 'given_up')
+      assert.deepEqual(await rowOf(later), { status: 'pending', available_at_ms: now() + 5000, attempts: 1 })
     })
 
     it('puts a row the handler refused back for the policy\'s delay, doubling, then hands it out again', async (t) => {

@@ -1,6 +1,6 @@
 /**
  * What a failed Bot API call means for a delivery, so that the outbox can act on it without
- * reading Telegram's texts (docs/notifications-telegram.md, "What each Bot API error means"):
+ * reading Telegram's texts (docs/notifications.md, "Telegram", "What each Bot API error means"):
  *
  * - `unreachable`: the chat cannot be written to now or later (403: the user blocked the bot, the
  *   account was deleted, the bot never talked with them; 400: chat not found). Drop the link; no retry.

@@ -2,7 +2,7 @@
  * Linking a Telegram chat to a signed-in user, with no state until the link is made: the service
  * gives the user a deep link `https://t.me/<bot>?start=<token>`; Telegram opens the bot, and the
  * user's Start sends `/start <token>` to the webhook from their chat; the token says whose address
- * the chat is linked to (docs/notifications-telegram.md, "Linking a chat").
+ * the chat is linked to (docs/notifications.md, "Telegram", "Linking a chat").
  *
  * A token is 48 bytes in base64url, 64 characters of A-Z a-z 0-9 _ -, the most Telegram takes as
  * a start parameter:

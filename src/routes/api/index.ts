@@ -18,6 +18,7 @@ import postRoute from './post.js'
 import searchRoute from './search.js'
 import storageRoutes from './storage.js'
 import tagsRoute from './tags.js'
+import telegramWebhookRoute from './telegram-webhook.js'
 import userRoute from './user.js'
 
 const apiRoutes: FastifyPluginAsync = async (api) => {
@@ -43,9 +44,10 @@ const apiRoutes: FastifyPluginAsync = async (api) => {
     await api.register(storageRoutes)
     await api.register(collectionRoutes)
   }
-  // Notifications, on with sign-in unless NOTIFICATIONS=false; the operators' send while ADMIN_TOKEN is set.
+  // Notifications, on with sign-in unless NOTIFICATIONS=false; the bot's webhook while TELEGRAM_BOT_TOKEN is set; the operators' send while ADMIN_TOKEN is set.
   if (api.notifications !== undefined) {
     await api.register(notificationRoutes)
+    if (api.notifications.telegram !== undefined) await api.register(telegramWebhookRoute)
     if (api.miniAppConfig.ADMIN_TOKEN !== '') await api.register(adminNotificationRoutes)
   }
 }
