@@ -313,6 +313,14 @@ export class NotificationStore implements ConsumerOutbox<DeliveryRow> {
     return rowCount === 1
   }
 
+  /** {@link ack} of several deliveries in one statement. */
+  async ackMany (_channel: string, ids: number[]): Promise<void> {
+    await this.db.query(
+      "UPDATE notification_deliveries SET status = 'delivered', delivered_at_ms = $2, last_error = NULL WHERE id = ANY($1::bigint[]) AND status <> 'delivered'",
+      [ids, this.#now()]
+    )
+  }
+
   async retryLater (_channel: string, id: number, delayMs: number): Promise<void> {
     await this.db.query("UPDATE notification_deliveries SET available_at_ms = $2 WHERE id = $1 AND status = 'pending'", [id, this.#now() + delayMs])
   }

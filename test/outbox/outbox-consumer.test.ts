@@ -1,7 +1,7 @@
 /**
  * The outbox consumer over the payments' outbox, on both databases, on a clock the tests move:
  * what the handler takes is acknowledged, what it refuses comes back after the retry policy's
- * delay and is given up after its last attempt (or at once, when `decide` reads the failure so), a wake() is not missed, a claim another instance
+ * delay and is given up after its last attempt (or at once, when `decide` reads the failure so), acknowledgements that come while one is written go together, a wake() is not missed, a claim another instance
  * holds is taken once its lease lapses, and close() waits for the batch in hand.
  */
 import assert from 'node:assert/strict'
@@ -12,6 +12,7 @@ import { InvoiceStore } from '../../src/payments/invoice-store.js'
 import { PaymentOutbox, type ClaimedEvent } from '../../src/payments/payment-outbox.js'
 import { manualClock } from '../helpers/manual-clock.js'
 import { startPostgres } from '../helpers/start-postgres.js'
+import { waitFor } from '../helpers/wait-for.js'
 import { MERCHANT, paymentTransaction, txid } from '../payments/chain-transactions.js'
 import { backends, sharedDatabase } from '../payments/databases.js'
 
@@ -113,6 +114,50 @@ for (const backend of backends(postgres)) {
       }
       return { name, clock, now, outbox, consumer, reported, newEvent, rowOf, advance, runOnce }
     }
+
+    it('acknowledges the rows of a parallel batch that succeed while an acknowledgement is written together, in one ackMany; a failed ackMany leaves them to come back', async (t) => {
+      const writes: Array<number | number[]> = []
+      /** Holds the next single acknowledgement until resolved: the rows that succeed meanwhile wait for the next write. */
+      let hold: Promise<void> | undefined
+      let failMany = false
+      const { reported, newEvent, rowOf, runOnce } = setup(t, () => {}, {
+        inParallel: true,
+        outboxFor: outbox => ({
+          ...delegating(outbox),
+          ack: async (consumer, id) => {
+            writes.push(id)
+            const held = hold
+            hold = undefined
+            await held
+            return await outbox.ack(consumer, id)
+          },
+          ackMany: async (consumer, ids) => {
+            writes.push(ids)
+            if (failMany) throw new Error('the database is gone')
+            for (const id of ids) await outbox.ack(consumer, id)
+          },
+        }),
+      })
+      for (const fails of [false, true]) {
+        failMany = fails
+        writes.length = 0
+        reported.delivered.length = 0
+        const first = deferred()
+        hold = first.promise
+        const ids = [await newEvent(), await newEvent(), await newEvent(), await newEvent()]
+        const running = runOnce()
+        // The other rows succeed while the first acknowledgement is held.
+        await waitFor('the batch handled', () => writes.length === 1 && reported.delivered.length === 0)
+        await turns()
+        assert.deepEqual(writes, [ids[0]], 'the first acknowledgement alone, at once')
+        first.resolve()
+        await running
+        assert.deepEqual(writes, [ids[0], ids.slice(1)], 'the three that came meanwhile in one write')
+        assert.deepEqual([...reported.delivered].sort((a, b) => a - b), fails ? [ids[0]] : ids)
+        for (const id of ids.slice(1)) assert.equal((await rowOf(id))?.status, fails ? 'pending' : 'delivered', 'not acknowledged: back once the lease lapses')
+      }
+      assert.equal(reported.outboxErrors.length, 3, 'each row the failed write held, reported')
+    })
 
     it('hands every due row to the handler in order, batch after batch, acknowledges each, then sleeps until the poll', async (t) => {
       const handled: Array<[number, number]> = []
