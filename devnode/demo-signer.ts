@@ -15,8 +15,8 @@ import { addressOf, sdkSign, testKey } from './bastyon-host.js'
 import { refusalOf } from './demo-origin.js'
 
 export const DEMO_SIGNER_PATH = '/demo/signer'
-const SIGNER_NAME = /^[a-z0-9-]{1,32}$/
-const SIGNER_RULE = 'signer must be 1 to 32 lowercase letters, digits or hyphens'
+export const SIGNER_NAME = /^[a-z0-9-]{1,32}$/
+export const SIGNER_RULE = 'signer must be 1 to 32 lowercase letters, digits or hyphens'
 const TEXT_MAX = 1024
 
 export interface DemoSignerOptions {

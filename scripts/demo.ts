@@ -10,7 +10,9 @@
  * template in node_modules/.cache, scripts/pglite-template.ts, and removed when it stops: the
  * emulator's chain starts afresh each run, so earlier invoices would name transactions no node
  * knows). A Bastyon proxy's mini-app routes listen beside them (DEVNODE_BASTYON_PROXY_PORT, default
- * 38089, devnode/bastyon-proxy.ts), and the service may send notifications to it. Settings come
+ * 38089, devnode/bastyon-proxy.ts), and the service may send notifications to it: the page's
+ * "Notify me" registers the demo signer's user there (devnode/demo-notifications.ts) and opts them
+ * in, and its gift (an entitlement granted) is told to them (NOTIFY_ON_ENTITLEMENT_GRANTED). Settings come
  * from the environment, then from `.env` if there is one (`cp .env.example .env`).
  *
  * Without Bastyon there is no host to pay with, so the emulator's controls are on (loopback only,
@@ -22,6 +24,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { addressOf, testKey } from '../devnode/bastyon-host.js'
+import { DEMO_GIFT_SKU, mountDemoNotifications } from '../devnode/demo-notifications.js'
 import { mountDemoSigner } from '../devnode/demo-signer.js'
 import { mountDemoWallet } from '../devnode/demo-wallet.js'
 import { PROXY_CONTROLS_PATH, startBastyonProxy } from '../devnode/bastyon-proxy.js'
@@ -71,6 +74,8 @@ try {
     BASTYON_APP_ID: 'demo.pocketnet.app',
     PAYMENT_TIPS: 'true',
     PAYMENT_CONFIRMATIONS: '2',
+    // The demo page's gift is told to the user who opted in (docs/notifications.md, "Events worth telling").
+    NOTIFY_ON_ENTITLEMENT_GRANTED: 'true',
     ...(runDataDir === undefined ? {} : { DATA_DIR: runDataDir }),
     ...process.env,
     // Empty, as in .env.example, is no choice: the demo's own receiver.
@@ -94,7 +99,15 @@ const app = await buildApp(config).catch(async (err: unknown) => {
   throw err
 })
 mountDemoWallet(app, { emulatorUrl: emulator.url })
-if (config.BASTYON_APP_ID !== '') mountDemoSigner(app, { appId: config.BASTYON_APP_ID })
+/** The page's gift: an hour of `demo.gift`, which the service tells the user who opted in. */
+const demoGift = async (address: string) => {
+  const grant = await app.entitlements.grant(address, DEMO_GIFT_SKU, { durationS: 3600, reason: 'a gift from the demo page' })
+  return { sku: grant.sku, grantId: grant.id }
+}
+if (config.BASTYON_APP_ID !== '') {
+  mountDemoSigner(app, { appId: config.BASTYON_APP_ID })
+  mountDemoNotifications(app, { appId: config.BASTYON_APP_ID, proxyUrl: proxy.url, gift: demoGift })
+}
 const shutdown = async (): Promise<void> => {
   await app.close()
   await emulator.close()

@@ -15,6 +15,7 @@ import { SessionSchema, ChallengeSchema } from '../src/schemas/auth.js'
 import { CatalogSchema } from '../src/schemas/catalog.js'
 import { MyEntitlementsSchema } from '../src/schemas/entitlements.js'
 import { EventPollSchema, EventTicketSchema } from '../src/schemas/events.js'
+import { NotificationChannelsSchema } from '../src/schemas/notifications.js'
 import { InvoiceSchema, InvoiceTransactionSchema } from '../src/schemas/payments.js'
 import { StorageGetSchema, StorageListSchema } from '../src/schemas/storage.js'
 
@@ -57,6 +58,7 @@ const NAMED: Array<[string, string, JsonSchema]> = [
   ['CatalogItem', 'An item of the catalogue, as `GET /api/catalog` lists it; its price in satoshi.', itemsOf(dataOf(CatalogSchema), 'items')],
   ['StoredItem', 'A stored value as `GET /api/me/storage/{key}` answers it (its ETag comes in the header).', dataOf(StorageGetSchema)],
   ['StorageListing', 'A page of keys as `GET /api/me/storage` answers it.', dataOf(StorageListSchema)],
+  ['NotificationChannel', 'How the signed-in user who opted in is reached, as `GET /api/me/notifications` lists it.', itemsOf(dataOf(NotificationChannelsSchema), 'channels')],
 ]
 
 const indent = (text: string, by: string): string => text.split('\n').map(line => line === '' ? line : by + line).join('\n')

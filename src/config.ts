@@ -4,7 +4,7 @@
  */
 import { Type, type Static } from 'typebox'
 import { Value } from 'typebox/value'
-import { parseProxyList } from './notifications/notification-rules.js'
+import { isNotificationHeader, isNotificationPath, parseProxyList } from './notifications/notification-rules.js'
 import { parseWindow } from './rate-limit/window.js'
 import { CACHE_RANGES, DEFAULT_CACHE_TTL_MS, DEFAULT_NODES, OPTION_RANGES, POCKETNET_NETWORKS, isPocketnetAddress, parseNodeList, parseRedisUrl, type OptionRange, type PocketnetNetwork } from 'pocketnet-client'
 
@@ -21,6 +21,8 @@ const TELEGRAM_BOT_USERNAME_RULE = 'the bot\'s username, 5 to 32 of A-Z a-z 0-9 
 const TELEGRAM_API_URL_RULE = 'the Telegram Bot API\'s base URL, http(s) without a query: https://api.telegram.org, a local Bot API server, or the emulator in tests and the demo'
 const TELEGRAM_WEBHOOK_URL_RULE = 'empty (the operator sets the webhook), or the public URL of POST /api/telegram/webhook, which the service gives Telegram with setWebhook at start (Telegram takes https:// only, on port 443, 80, 88 or 8443)'
 const TELEGRAM_WEBHOOK_SECRET_RULE = 'empty (made from TELEGRAM_BOT_TOKEN, the same on every instance), or 1 to 256 of A-Z a-z 0-9 _ -: what Telegram sends as X-Telegram-Bot-Api-Secret-Token with each update'
+const NOTICE_HEADER_RULE = 'a notification\'s header: 1 to 100 characters, no control characters'
+const NOTICE_PATH_RULE = 'where a notification opens the app: a path starting with one /, printable ASCII without spaces or backslashes, at most 200 characters'
 const ADMIN_TOKEN_RULE = 'empty (no admin routes), or a secret of at least 32 visible ASCII characters, no spaces, that operators send as Authorization: Bearer <token>'
 /** The public Bastyon proxies, as pocketnet.gui's own configuration lists them. */
 const BASTYON_PROXIES = [1, 2, 3, 4, 5, 6].map(n => `https://${n}.pocketnet.app:8899`).join(',')
@@ -117,6 +119,15 @@ export const ConfigSchema = Type.Object({
   ENTITLEMENTS_CACHE_TTL_MS: integer({ default: 5000, min: 0, max: 3_600_000 }, ' (milliseconds what a user holds is kept in process at most: how stale another instance\'s grant or revocation can be seen when its message is lost, or without REDIS_URL; 0 reads the database on every check)'),
   ENTITLEMENTS_CACHE_MAX_USERS: integer({ default: 100_000, min: 1, max: 100_000_000 }, ' (users whose entitlements one process keeps at once, the least recently checked dropped first)'),
   CATALOG_FILE: Type.String({ default: '', description: 'empty (no catalogue), or the path of a JSON file {"items": [{"sku", "title", "priceSat", "durationS"?}]} of what the app sells (needs PAYMENT_ADDRESS and BASTYON_APP_ID)' }),
+  NOTIFY_ON_INVOICE_CONFIRMED: Type.Boolean({ default: false, description: 'true or false: tell an invoice\'s payer (whom it grants to, or its metadata\'s payer) that it was confirmed, when they opted in to notifications' }),
+  NOTIFY_INVOICE_CONFIRMED_HEADER: Type.String({ default: 'Your payment is confirmed', description: NOTICE_HEADER_RULE }),
+  NOTIFY_INVOICE_CONFIRMED_PATH: Type.String({ default: '/', description: NOTICE_PATH_RULE }),
+  NOTIFY_ON_ENTITLEMENT_GRANTED: Type.Boolean({ default: false, description: 'true or false: tell a user who opted in to notifications that they were granted an entitlement (a purchase or server code\'s grant)' }),
+  NOTIFY_ENTITLEMENT_GRANTED_HEADER: Type.String({ default: 'Your purchase is ready', description: NOTICE_HEADER_RULE }),
+  NOTIFY_ENTITLEMENT_GRANTED_PATH: Type.String({ default: '/', description: NOTICE_PATH_RULE }),
+  NOTIFY_BEFORE_EXPIRY_S: integer({ default: 0, min: 0, max: 31_536_000 }, ' (seconds before a time-limited entitlement ends that its holder is told, once per end; 0: never)'),
+  NOTIFY_EXPIRY_HEADER: Type.String({ default: 'Your access ends soon', description: NOTICE_HEADER_RULE }),
+  NOTIFY_EXPIRY_PATH: Type.String({ default: '/', description: NOTICE_PATH_RULE }),
   EVENTS_INGEST: Type.Boolean({ default: true, description: 'true or false: ingest the chain for the event stream (one node WebSocket per process; with REDIS_URL, one for all instances)' }),
   EVENTS_INGEST_LEASE_MS: Type.Integer({ minimum: 0, maximum: 600_000, default: 10_000, description: EVENTS_INGEST_LEASE_RULE }),
   EVENTS_RETAIN: integer({ default: 1000, min: 0, max: 1_000_000 }, ' (events kept for replay)'),
@@ -236,6 +247,10 @@ export function loadConfig (env: Record<string, string | undefined>): AppConfig 
   if (typeof config.TELEGRAM_WEBHOOK_SECRET === 'string' && config.TELEGRAM_WEBHOOK_SECRET !== '' && !/^[A-Za-z0-9_-]{1,256}$/.test(config.TELEGRAM_WEBHOOK_SECRET)) {
     // The secret itself is never echoed.
     problems.set('TELEGRAM_WEBHOOK_SECRET', `TELEGRAM_WEBHOOK_SECRET must be ${TELEGRAM_WEBHOOK_SECRET_RULE}`)
+  }
+  for (const [name, rule] of [['NOTIFY_INVOICE_CONFIRMED_HEADER', NOTICE_HEADER_RULE], ['NOTIFY_ENTITLEMENT_GRANTED_HEADER', NOTICE_HEADER_RULE], ['NOTIFY_EXPIRY_HEADER', NOTICE_HEADER_RULE], ['NOTIFY_INVOICE_CONFIRMED_PATH', NOTICE_PATH_RULE], ['NOTIFY_ENTITLEMENT_GRANTED_PATH', NOTICE_PATH_RULE], ['NOTIFY_EXPIRY_PATH', NOTICE_PATH_RULE]] as const) {
+    const value = config[name]
+    if (typeof value === 'string' && !(name.endsWith('_PATH') ? isNotificationPath(value) : isNotificationHeader(value))) problems.set(name, `${name} must be ${rule} (got ${JSON.stringify(value.slice(0, 120))})`)
   }
   if (typeof config.ADMIN_TOKEN === 'string' && config.ADMIN_TOKEN !== '' && !/^[\x21-\x7e]{32,}$/.test(config.ADMIN_TOKEN)) {
     // A secret: the message names the variable and the rule only.

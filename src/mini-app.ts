@@ -113,6 +113,8 @@ export interface MiniAppOverrides {
   notificationWaitMs?: number
   /** The push retries' schedule in place of the default (5 s doubling to 10 min, 8 attempts). */
   notificationRetry?: Partial<RetrySchedule>
+  /** Between two scans for entitlements ending soon (NOTIFY_BEFORE_EXPIRY_S); default a minute. */
+  notificationExpiryScanMs?: number
 }
 
 export interface MiniAppOptions extends MiniAppSettings, MiniAppOverrides {
@@ -134,7 +136,7 @@ export interface ServiceServer {
 
 const SETTING_NAMES = new Map(Object.keys(ConfigSchema.properties).map(name => [camelCase(name), name]))
 // Ours, then Fastify's own options of register().
-const OTHER_OPTIONS = new Set(['client', 'clock', 'now', 'eventTimers', 'refusalTimers', 'notificationTimers', 'notificationWaitMs', 'notificationRetry', 'env', 'staticRoot', 'openapi', 'prefix', 'logLevel', 'logSerializers'])
+const OTHER_OPTIONS = new Set(['client', 'clock', 'now', 'eventTimers', 'refusalTimers', 'notificationTimers', 'notificationWaitMs', 'notificationRetry', 'notificationExpiryScanMs', 'env', 'staticRoot', 'openapi', 'prefix', 'logLevel', 'logSerializers'])
 
 function camelCase (name: string): string {
   return name.toLowerCase().replace(/_([a-z0-9])/g, (_, letter: string) => letter.toUpperCase())
@@ -194,7 +196,7 @@ const plugin: FastifyPluginAsync<MiniAppOptions> = async (app, options) => {
   await app.register(entitlements, { now: options.now, clock: options.clock })
   await app.register(payments, { now: options.now })
   await app.register(storage, { now: options.now })
-  await app.register(notifications, { now: options.now, timers: options.notificationTimers, sendWaitMs: options.notificationWaitMs, pushRetry: options.notificationRetry })
+  await app.register(notifications, { now: options.now, timers: options.notificationTimers, sendWaitMs: options.notificationWaitMs, pushRetry: options.notificationRetry, expiryScanIntervalMs: options.notificationExpiryScanMs })
   if (service !== undefined) {
     await app.register(fastPathRecorder, { fastPath: service.fastPath, ledger })
   } else {

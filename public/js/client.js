@@ -3,14 +3,15 @@
 // payments all go through it.
 //
 // Who signs and who pays is known a moment after the page starts: inside Bastyon, the host's SDK
-// (sdk.sign, sdk.payment); in a plain browser, in `npm run demo` only, the demo's stand-ins:
-// `?signer=<name>` signs as a made-up user of that name and `?wallet=demo` pays from the
+// (sdk.sign, sdk.payment, sdk.registerForNotifications); in a plain browser, in `npm run demo`
+// only, the demo's stand-ins: `?signer=<name>` signs as a made-up user of that name (and
+// registers them for notifications at the demo's proxy emulator) and `?wallet=demo` pays from the
 // emulator's wallet, each offered only when this service answers its route (GET /demo/signer,
-// GET /demo/wallet), which `npm run demo` alone mounts. Anywhere else, neither.
+// GET /demo/notifications, GET /demo/wallet), which `npm run demo` alone mounts. Anywhere else, neither.
 import { connectHost, createClient, demoHost } from '/client/index.js'
 
 /**
- * @typedef {{ signs: boolean, payer: 'bastyon' | 'demo' | 'none', walletAddress?: string }} Hosting
+ * @typedef {{ signs: boolean, payer: 'bastyon' | 'demo' | 'none', walletAddress?: string, registers: 'bastyon' | 'demo' | 'none' }} Hosting
  */
 
 let resolveHost
@@ -27,6 +28,11 @@ const lateHost = {
     const host = await hostReady
     if (typeof host?.payment !== 'function') throw new Error('no host to pay with: open the app in Bastyon')
     return host.payment(request)
+  },
+  async registerForNotifications () {
+    const host = await hostReady
+    if (typeof host?.registerForNotifications !== 'function') throw new Error('no host to register with: open the app in Bastyon')
+    return host.registerForNotifications()
   },
 }
 
@@ -45,16 +51,22 @@ async function findHost (query) {
   const bastyon = await connectHost()
   if (bastyon !== undefined) {
     resolveHost(bastyon)
-    return { signs: true, payer: typeof bastyon.payment === 'function' ? 'bastyon' : 'none' }
+    return { signs: true, payer: typeof bastyon.payment === 'function' ? 'bastyon' : 'none', registers: typeof bastyon.registerForNotifications === 'function' ? 'bastyon' : 'none' }
   }
   const signer = query.get('signer')
-  const [signerOffer, walletOffer] = await Promise.all([
+  const [signerOffer, walletOffer, notificationsOffer] = await Promise.all([
     signer === null ? undefined : demoOffer(`/demo/signer?signer=${encodeURIComponent(signer)}`),
     query.get('wallet') === 'demo' ? demoOffer('/demo/wallet') : undefined,
+    signer === null ? undefined : demoOffer('/demo/notifications'),
   ])
   const demo = demoHost(signer === null ? {} : { signer })
-  resolveHost({ sign: signerOffer === undefined ? undefined : demo.sign, payment: walletOffer === undefined ? undefined : demo.payment })
-  return { signs: signerOffer !== undefined, payer: walletOffer === undefined ? 'none' : 'demo', walletAddress: walletOffer?.address }
+  const registers = signerOffer !== undefined && notificationsOffer !== undefined
+  resolveHost({
+    sign: signerOffer === undefined ? undefined : demo.sign,
+    payment: walletOffer === undefined ? undefined : demo.payment,
+    registerForNotifications: registers ? demo.registerForNotifications : undefined,
+  })
+  return { signs: signerOffer !== undefined, payer: walletOffer === undefined ? 'none' : 'demo', walletAddress: walletOffer?.address, registers: registers ? 'demo' : 'none' }
 }
 
 /** @type {Promise<Hosting>} */

@@ -7,6 +7,7 @@
  */
 import fp from 'fastify-plugin'
 import { userTopic } from '../events/topics.js'
+import { eventNoticeSettings, NOTIFY_CONSUMER } from '../notifications/event-notices.js'
 import { WEBHOOK_CONSUMER } from '../payments/webhook-sender.js'
 import { EntitlementStore } from './entitlement-store.js'
 import { EntitlementsService } from './entitlements-service.js'
@@ -30,7 +31,12 @@ export default fp<EntitlementsPluginOptions>(async (app, { now = Date.now, clock
   let store: EntitlementStore | undefined
   // With webhooks on (which the configuration allows only with payments on), each grant and
   // revocation writes its event for the sender, in its own transaction.
-  const consumers = config.PAYMENT_WEBHOOK_URL === '' ? [] : [WEBHOOK_CONSUMER]
+  // With grants told to their holders (NOTIFY_ON_ENTITLEMENT_GRANTED), each gets a row for the
+  // notifications too (revocations as well: they are not told, and pass).
+  const consumers = [
+    ...(config.PAYMENT_WEBHOOK_URL === '' ? [] : [WEBHOOK_CONSUMER]),
+    ...(eventNoticeSettings(config).entitlementGranted === undefined ? [] : [NOTIFY_CONSUMER]),
+  ]
   const entitlements = new EntitlementsService({
     store: async () => (store ??= new EntitlementStore(await app.database.open(), { now, consumers })),
     network: config.POCKETNET_NETWORK,

@@ -4,10 +4,30 @@
  * instance; and the deliveries not made yet by channel, across instances (pending, given up).
  */
 import { Counter, Gauge, type Registry } from 'prom-client'
+import { NOTICE_KINDS, type NoticeCounts } from './event-notices.js'
 import { CHANNEL_NAMES } from './notification-store.js'
 import { SEND_STATUSES, type NotificationsService } from './notifications-service.js'
 
-export function registerNotificationMetrics (registry: Registry, service: NotificationsService): void {
+export function registerNotificationMetrics (registry: Registry, service: NotificationsService, counts: NoticeCounts): void {
+  const notices = new Counter({
+    name: 'notifications_event_notices_total',
+    help: 'The app\'s events told by this instance (NOTIFY_ON_INVOICE_CONFIRMED, NOTIFY_ON_ENTITLEMENT_GRANTED, NOTIFY_BEFORE_EXPIRY_S), by kind (invoiceConfirmed, entitlementGranted, expiring) and status; an expiry already told or to a user who did not opt in is not counted again',
+    labelNames: ['kind', 'status'],
+    registers: [registry],
+    collect () {
+      notices.reset()
+      for (const kind of NOTICE_KINDS) for (const status of SEND_STATUSES) notices.inc({ kind, status }, counts.told[kind][status])
+    },
+  })
+  const scans = new Counter({
+    name: 'notifications_expiry_scans_total',
+    help: 'Scans for entitlements ending soon (NOTIFY_BEFORE_EXPIRY_S) finished by this instance; with several instances on one database, only the lease holder scans',
+    registers: [registry],
+    collect () {
+      scans.reset()
+      scans.inc(counts.expiryScans)
+    },
+  })
   const results = new Counter({
     name: 'notifications_send_results_total',
     help: 'Recipients of app.notifications.send (and POST /api/admin/notifications) on this instance, by status: sent, queued, failed, not_registered, duplicate, rate_limited',

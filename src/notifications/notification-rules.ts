@@ -37,6 +37,16 @@ export interface CheckedNotification {
   id: string
 }
 
+/** 1 to 100 characters (code points), no control characters. */
+export function isNotificationHeader (header: string): boolean {
+  return header.length > 0 && [...header].length <= MAX_HEADER_CHARS && !CONTROL.test(header)
+}
+
+/** Starts with one `/`, printable ASCII without spaces or backslashes (a browser reads `/\\host` as `//host`), at most 200 characters. */
+export function isNotificationPath (path: string): boolean {
+  return path.length <= MAX_PATH_CHARS && PATH.test(path) && !path.startsWith('//') && !path.includes('\\')
+}
+
 export function checkNotification (input: NotificationInput, network: PocketnetNetwork): CheckedNotification {
   const raw = input as Partial<Record<keyof NotificationInput, unknown>> | null | undefined
   if (raw === null || typeof raw !== 'object') throw new NotificationError('NOTIFY_ERR_RECIPIENTS', 'a notification is an object {to, header, path, id}')
@@ -47,10 +57,10 @@ export function checkNotification (input: NotificationInput, network: PocketnetN
   const bad = to.findIndex(address => typeof address !== 'string' || !isPocketnetAddress(address, network))
   if (bad >= 0) throw new NotificationError('NOTIFY_ERR_RECIPIENTS', `to[${bad}] is not an address of the ${network} network (got ${JSON.stringify(to[bad])?.slice(0, 60)})`)
   const { header, path, id } = raw
-  if (typeof header !== 'string' || header.length === 0 || [...header].length > MAX_HEADER_CHARS || CONTROL.test(header)) {
+  if (typeof header !== 'string' || !isNotificationHeader(header)) {
     throw new NotificationError('NOTIFY_ERR_HEADER', `header must be 1 to ${MAX_HEADER_CHARS} characters without control characters (got ${typeof header === 'string' ? `${[...header].length} characters` : typeof header})`)
   }
-  if (typeof path !== 'string' || path.length > MAX_PATH_CHARS || !PATH.test(path) || path.startsWith('//') || path.includes('\\')) {
+  if (typeof path !== 'string' || !isNotificationPath(path)) {
     throw new NotificationError('NOTIFY_ERR_PATH', `path must be a path inside the app such as /orders/42: 1 to ${MAX_PATH_CHARS} printable ASCII characters starting with one /, no spaces or backslashes (got ${JSON.stringify(path)?.slice(0, 60)})`)
   }
   if (typeof id !== 'string' || !ID.test(id)) {

@@ -8,8 +8,13 @@
  */
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
+import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { REAL_TIMERS, type Timers } from 'pocketnet-client'
+import { PaymentOutbox } from '../payments/payment-outbox.js'
+import { emptyNoticeCounts, eventNoticeSettings, type NoticeCounts } from './event-notices.js'
+import { EventNotifier } from './event-notifier.js'
+import { ExpiryScan } from './expiry-scan.js'
 import { parseProxyList } from './notification-rules.js'
 import { registerNotificationMetrics } from './notification-metrics.js'
 import { NotificationsService } from './notifications-service.js'
@@ -32,6 +37,8 @@ export interface NotificationsPluginOptions {
   sendWaitMs?: number | undefined
   pushTimeoutMs?: number | undefined
   pushRetry?: Partial<RetrySchedule> | undefined
+  /** Between two scans for entitlements ending soon (default a minute). */
+  expiryScanIntervalMs?: number | undefined
 }
 
 export default fp<NotificationsPluginOptions>(async (app, options) => {
@@ -65,7 +72,9 @@ export default fp<NotificationsPluginOptions>(async (app, options) => {
     log: app.log,
   })
   app.decorate('notifications', service)
-  registerNotificationMetrics(app.metrics.registry, service)
+  const counts = emptyNoticeCounts()
+  registerNotificationMetrics(app.metrics.registry, service, counts)
+  const events = eventNoticesOn(app, service, counts, options)
 
   const closing = new AbortController()
   app.addHook('onReady', async () => {
@@ -88,6 +97,46 @@ export default fp<NotificationsPluginOptions>(async (app, options) => {
   })
   app.addHook('onClose', async () => {
     closing.abort(new Error('the app is closing'))
+    await events.close()
     await service.close()
   })
-}, { name: 'notifications', dependencies: ['database', 'metrics'] })
+}, { name: 'notifications', dependencies: ['database', 'metrics', 'entitlements', 'payments'] })
+
+/**
+ * The app's events worth telling, when it turned any on (event-notices.ts): the outbox consumer
+ * `notify`, woken as this instance writes a grant or confirms an invoice, and the expiry scan.
+ * The database opens at ready then: rows may wait in the outbox from before a restart.
+ */
+function eventNoticesOn (app: FastifyInstance, service: NotificationsService, counts: NoticeCounts, options: NotificationsPluginOptions): { close: () => Promise<void> } {
+  const config = app.miniAppConfig
+  const settings = eventNoticeSettings(config)
+  const tellsEvents = settings.invoiceConfirmed !== undefined || settings.entitlementGranted !== undefined
+  if (!tellsEvents && settings.expiry === undefined) return { close: async () => {} }
+  const now = options.now ?? Date.now
+  const timers = options.timers ?? REAL_TIMERS
+  let notifier: EventNotifier | undefined
+  let scan: ExpiryScan | undefined
+  let closed = false
+  app.entitlements.onWritten(() => { notifier?.wake() })
+  // An invoice confirmed without a grant: the app's handlers hear of it as soon as it is written.
+  if (settings.invoiceConfirmed !== undefined) app.payments?.on('confirmed', () => { notifier?.wake() })
+  app.addHook('onReady', async () => {
+    const db = await app.database.open()
+    if (closed) return
+    if (tellsEvents) {
+      notifier = new EventNotifier({ outbox: new PaymentOutbox(db, { now }), notifications: service, settings, network: config.POCKETNET_NETWORK, log: app.log, now, timers, counts })
+      notifier.wake()
+    }
+    if (settings.expiry !== undefined) {
+      scan = new ExpiryScan({ db, notifications: service, text: settings.expiry, log: app.log, now, timers, counts, ...(options.expiryScanIntervalMs === undefined ? {} : { intervalMs: options.expiryScanIntervalMs }) })
+      await scan.start()
+    }
+  })
+  return {
+    async close () {
+      closed = true
+      await notifier?.close()
+      await scan?.close()
+    },
+  }
+}

@@ -49,6 +49,11 @@ export interface InvoiceStoreOptions {
    * default): the webhook sender, so that anonymous tips nobody paid do not each cost a webhook.
    */
   expiryOptional?: readonly string[]
+  /**
+   * Consumers of `consumers` told of `confirmed` events only: the notifications of confirmed
+   * invoices, which have nothing to say of the rest.
+   */
+  confirmedOnly?: readonly string[]
 }
 
 export interface CreateInvoiceRequest {
@@ -177,6 +182,7 @@ export class InvoiceStore {
   readonly #consumers: readonly string[]
   readonly #grantConsumers: readonly string[]
   readonly #expiryOptional: ReadonlySet<string>
+  readonly #confirmedOnly: ReadonlySet<string>
 
   constructor (db: Database, options: InvoiceStoreOptions = {}) {
     this.#db = db
@@ -185,6 +191,7 @@ export class InvoiceStore {
     this.#consumers = options.consumers ?? DEFAULT_CONSUMERS
     this.#grantConsumers = options.grantConsumers ?? []
     this.#expiryOptional = new Set(options.expiryOptional ?? [])
+    this.#confirmedOnly = new Set(options.confirmedOnly ?? [])
     if (this.#consumers.some(consumer => typeof consumer !== 'string' || consumer === '')) throw new TypeError('option consumers must be a list of non-empty names')
     if (this.#grantConsumers.some(consumer => typeof consumer !== 'string' || consumer === '')) throw new TypeError('option grantConsumers must be a list of non-empty names')
   }
@@ -445,6 +452,7 @@ export class InvoiceStore {
       const event = eventOfRow(written[0] as EventRow)
       for (const consumer of this.#consumers) {
         if (type === 'expired' && quietExpiry && this.#expiryOptional.has(consumer)) continue
+        if (type !== 'confirmed' && this.#confirmedOnly.has(consumer)) continue
         await sql.query('INSERT INTO outbox (event_id, consumer) VALUES ($1, $2)', [event.id, consumer])
       }
       events.push(event)

@@ -11,6 +11,7 @@ import fp from 'fastify-plugin'
 import { parseNodeList, REAL_TIMERS, type ChainEvent, type Timers } from 'pocketnet-client'
 import { entitlementView } from '../entitlements/entitlement-view.js'
 import { paymentTopic } from '../events/topics.js'
+import { eventNoticeSettings, NOTIFY_CONSUMER } from '../notifications/event-notices.js'
 import { ChainCursor } from './chain-cursor.js'
 import { ChainWatcher } from './chain-watcher.js'
 import { paymentStoreOn, type PaymentStore } from './create-payment-store.js'
@@ -49,6 +50,7 @@ export default fp<PaymentsPluginOptions>(async (app, { now = Date.now, timers = 
     return
   }
   const webhooksOn = config.PAYMENT_WEBHOOK_URL !== ''
+  const notices = eventNoticeSettings(config)
   // The database opens while the app gets ready (onReady, below); the store is built on it then.
   let resolveStore!: (store: PaymentStore) => void
   let rejectStore!: (err: unknown) => void
@@ -92,8 +94,10 @@ export default fp<PaymentsPluginOptions>(async (app, { now = Date.now, timers = 
       network: config.POCKETNET_NETWORK,
       // With webhooks on, each event also gets a row for the sender, in the transaction that makes it,
       // and so does the grant a confirmation writes.
-      consumers: webhooksOn ? [...DEFAULT_CONSUMERS, WEBHOOK_CONSUMER] : DEFAULT_CONSUMERS,
-      grantConsumers: webhooksOn ? [WEBHOOK_CONSUMER] : [],
+      consumers: [...DEFAULT_CONSUMERS, ...(webhooksOn ? [WEBHOOK_CONSUMER] : []), ...(notices.invoiceConfirmed === undefined ? [] : [NOTIFY_CONSUMER])],
+      grantConsumers: [...(webhooksOn ? [WEBHOOK_CONSUMER] : []), ...(notices.entitlementGranted === undefined ? [] : [NOTIFY_CONSUMER])],
+      // The notifications tell of confirmations only (notifications/event-notices.ts).
+      confirmedOnly: [NOTIFY_CONSUMER],
       // An invoice made with `expiryWebhook: false` (tips, unless PAYMENT_TIP_EXPIRY_WEBHOOKS) expires without a webhook.
       expiryOptional: [WEBHOOK_CONSUMER],
     })).then(resolveStore, rejectStore)

@@ -3,14 +3,17 @@
  * front of the emulator: sign-in through a stand-in host that signs as Bastyon's SDK does, calls
  * and their errors in the envelope's words, live events by long-polling (Node 20 has no
  * EventSource; the stream is tested in Chromium, test/e2e/miniapp-client.test.ts), and a tip paid
- * through the host, reported, and resolved once the chain confirms it.
+ * through the host, reported, and resolved once the chain confirms it; notifications opted in
+ * through the host's registration at a proxy emulator, then the service.
  */
 import assert from 'node:assert/strict'
 import { rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, it } from 'node:test'
 import { createClient, demoHost, MiniAppError, satoshiOfPkoin, txidOf, type Host, type Invoice, type MiniAppEvent } from 'bastyon-miniapp-client'
-import { addressOf, sdkSign, testKey } from '../../devnode/bastyon-host.js'
+import { addressOf, hostSignature, sdkSign, testKey } from '../../devnode/bastyon-host.js'
+import { PROXY_SESSION, startBastyonProxy, type BastyonProxy } from '../../devnode/bastyon-proxy.js'
+import { mountDemoNotifications } from '../../devnode/demo-notifications.js'
 import { demoSignerKey, mountDemoSigner } from '../../devnode/demo-signer.js'
 import { mountDemoWallet } from '../../devnode/demo-wallet.js'
 import type { Emulator } from '../../devnode/server.js'
@@ -356,5 +359,78 @@ describe('bastyon-miniapp-client storage', () => {
     await assert.rejects(user.storage.collection('news').put('today', 'mine'), { status: 403, code: 'STORAGE_ERR_NOT_ADMIN' })
     await assert.rejects(anonymous.storage.collection('news').put('today', 'mine'), { status: 401 })
     assert.equal(await user.storage.get('today'), undefined, 'a collection is not the user\'s storage')
+  })
+})
+
+describe('bastyon-miniapp-client notifications', () => {
+  /** Sign-in and notifications on, sending to a proxy emulator. */
+  async function notifyingService (t: WithAfter): Promise<{ app: TestApp, proxy: BastyonProxy }> {
+    const node = await startEmulator(t)
+    const proxy = await startBastyonProxy({ apps: { [APP_ID]: { name: 'Demo', scope: APP_ID } } })
+    t.after(() => proxy.close())
+    const dataDir = await freshDataDir()
+    t.after(() => rmSync(dataDir, { recursive: true, force: true }))
+    const app = await startApp(t, {
+      nodes: [node.url],
+      env: { BASTYON_APP_ID: APP_ID, DATA_DIR: dataDir, NOTIFY_BASTYON_PROXIES: proxy.url },
+      // As `npm run demo` has them: a signer, and the host's registration at the demo's proxy.
+      extend: (fastify) => { mountDemoSigner(fastify, { appId: APP_ID }); mountDemoNotifications(fastify, { appId: APP_ID, proxyUrl: proxy.url }) },
+    })
+    return { app, proxy }
+  }
+  /** A host that signs, and registers as Bastyon's does: a token at the proxy, signed with the proxy's session. */
+  const registeringHost = (proxy: BastyonProxy, calls: string[] = []): Host => ({
+    sign: async (text) => sdkSign(text, APP_ID, { key: USER_KEY, issued: Date.now() }),
+    async registerForNotifications () {
+      calls.push('registerForNotifications')
+      const response = await fetch(`${proxy.url}/miniapp/addToken`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ appId: APP_ID, address: USER, signature: hostSignature(PROXY_SESSION, { key: USER_KEY, issued: Date.now() }) }) })
+      return (await response.json() as { data: unknown }).data
+    },
+  })
+
+  it('opts in through the host then the service, lists the channel, receives a push, and opts out', async (t) => {
+    const { app, proxy } = await notifyingService(t)
+    const calls: string[] = []
+    const client = createClient({ baseUrl: app.url, host: registeringHost(proxy, calls) })
+    await assert.rejects(client.notifications.optIn(), { name: 'MiniAppError', status: 401 })
+    assert.deepEqual(calls, [], 'not signed in: the host is not asked')
+    await client.signIn()
+    assert.deepEqual(await client.notifications.channels(), [])
+    const channel = await client.notifications.optIn()
+    assert.deepEqual(calls, ['registerForNotifications'])
+    assert.deepEqual([channel.channel, channel.proxy, Number.isNaN(Date.parse(channel.since))], ['bastyon', proxy.url, false])
+    assert.deepEqual(await client.notifications.channels(), [channel])
+    assert.deepEqual((await app.app.notifications?.send({ to: USER, header: 'Hi', path: '/', id: 'client-1' }))?.results, [{ address: USER, status: 'sent' }])
+    assert.deepEqual(proxy.pushes(USER).map(push => push.body), ['Demo: Hi'])
+    assert.equal(await client.notifications.optOut(), true)
+    assert.equal(await client.notifications.optOut(), false)
+    assert.deepEqual(await client.notifications.channels(), [])
+    assert.deepEqual((await app.app.notifications?.send({ to: USER, header: 'Hi', path: '/', id: 'client-2' }))?.results, [{ address: USER, status: 'not_registered' }])
+  })
+
+  it('refuses without a host that registers, says the host\'s reason when it refuses, and the service\'s when it does', async (t) => {
+    const { app, proxy } = await notifyingService(t)
+    const signing = createClient({ baseUrl: app.url, host: { sign: async (text) => sdkSign(text, APP_ID, { key: USER_KEY, issued: Date.now() }) } })
+    await signing.signIn()
+    await assert.rejects(signing.notifications.optIn(), (error: MiniAppError) => error.reason === 'Not opted in' && /registerForNotifications/.test(error.detail ?? ''))
+    const refusing = createClient({ baseUrl: app.url, host: { ...registeringHost(proxy), registerForNotifications: async () => { throw new Error('The user refused') } } })
+    await refusing.signIn()
+    await assert.rejects(refusing.notifications.optIn(), (error: MiniAppError) => error.reason === 'Not opted in' && error.detail === 'The user refused')
+    const client = createClient({ baseUrl: app.url, host: registeringHost(proxy) })
+    await client.signIn()
+    await assert.rejects(client.notifications.optIn({ proxy: 'https://evil.example' }), { status: 400, code: 'NOTIFY_ERR_PROXY_NOT_ALLOWED' })
+    assert.deepEqual(await client.notifications.channels(), [])
+  })
+
+  it('opts in in a plain browser\'s way against npm run demo: the demo host registers the demo signer at the demo\'s proxy', async (t) => {
+    const { app, proxy } = await notifyingService(t)
+    const client = createClient({ baseUrl: app.url, host: demoHost({ baseUrl: app.url, signer: 'notified' }) })
+    const session = await client.signIn()
+    assert.equal(session.address, addressOf(demoSignerKey('notified')))
+    assert.equal((await client.notifications.optIn()).proxy, proxy.url)
+    assert.deepEqual(proxy.tokens().map(token => token.address), [session.address])
+    assert.deepEqual((await app.app.notifications?.send({ to: session.address, header: 'Hi', path: '/', id: 'demo-1' }))?.results, [{ address: session.address, status: 'sent' }])
+    const foreign = await fetch(`${app.url}/demo/notifications/register`, { method: 'POST', headers: { origin: 'https://evil.example', 'content-type': 'application/json' }, body: '{}' })
+    assert.equal(foreign.status, 403, 'another page may not register the demo\'s users')
   })
 })

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict'
 import { rmSync } from 'node:fs'
 import { describe, it } from 'node:test'
 import { createClient, MiniAppError, type Invoice } from 'bastyon-miniapp-client'
-import { standInHost, startDevnode, testSigner, type Devnode } from 'bastyon-miniapp-testkit'
+import { standInHost, startBastyonProxy, startDevnode, testSigner, type Devnode } from 'bastyon-miniapp-testkit'
 import { startApp, type TestApp } from '../helpers/build-app.js'
 import { postJson } from '../helpers/sign-in.js'
 import { waitFor } from '../helpers/wait-for.js'
@@ -33,7 +33,7 @@ async function rpc (devnode: Devnode, method: string, params: unknown[] = []): P
 }
 
 /** The service in front of `devnode`, with sign-in and payments on, as a mini-app runs it. */
-async function serviceOn (t: WithAfter, devnode: Devnode): Promise<TestApp> {
+async function serviceOn (t: WithAfter, devnode: Devnode, env: Record<string, string> = {}): Promise<TestApp> {
   const dataDir = await freshDataDir()
   t.after(() => rmSync(dataDir, { recursive: true, force: true }))
   const app = await startApp(t, {
@@ -48,6 +48,7 @@ async function serviceOn (t: WithAfter, devnode: Devnode): Promise<TestApp> {
       DATA_DIR: dataDir,
       EVENTS_INGEST: 'true',
       EVENTS_POLL_WAIT_MS: '2000',
+      ...env,
     },
   })
   await waitFor('the service to ingest the chain', () => app.app.events.lastId.split('-')[1] !== '0')
@@ -239,5 +240,31 @@ describe('standInHost with bastyon-miniapp-client', () => {
     assert.deepEqual(devnode.emulator.chain.pendingTransactions.find(each => each.txid === transaction)?.outputs, [{ address: RECEIVER, amount: 30_000_000 }])
     await assert.rejects(host.payment({ recievers: [], feemode: 'exclude', message: '' }), /exactly one receiver/)
     assert.equal((await host.nextPayment()).txid, transaction)
+  })
+
+  it('registers for notifications at the proxy as the host does, so that the client opts in and the service\'s push reaches the user', async (t) => {
+    const devnode = await devnodeFor(t)
+    const proxy = await startBastyonProxy({ apps: { [APP_ID]: { name: 'Testkit', scope: APP_ID } } })
+    t.after(() => proxy.close())
+    const service = await serviceOn(t, devnode, { NOTIFY_BASTYON_PROXIES: proxy.url })
+    const signer = testSigner('notified user')
+    const asked: string[] = []
+    const host = standInHost({ signer, devnode, appId: APP_ID, proxy: proxy.url, approve: action => { asked.push(action.kind); return true } })
+    const client = createClient({ baseUrl: service.url, host })
+    await client.signIn()
+    const channel = await client.notifications.optIn()
+    assert.deepEqual([channel.channel, channel.proxy], ['bastyon', proxy.url])
+    assert.deepEqual(asked, ['sign', 'notifications'])
+    assert.deepEqual(proxy.tokens().map(token => [token.appId, token.address]), [[APP_ID, signer.address]], 'the token the host left at the proxy')
+    const { results } = await service.app.notifications?.send({ to: signer.address, header: 'Hello', path: '/', id: 'hello' }) ?? { results: [] }
+    assert.deepEqual(results, [{ address: signer.address, status: 'sent' }])
+    assert.deepEqual(proxy.pushes(signer.address).map(push => push.body), ['Testkit: Hello'])
+
+    const refusing = standInHost({ signer, devnode, appId: APP_ID, proxy: proxy.url, approve: action => action.kind !== 'notifications' })
+    await assert.rejects(refusing.registerForNotifications(), /The user refused/)
+    await assert.rejects(standInHost({ signer, devnode, appId: APP_ID }).registerForNotifications(), /no proxy/)
+    const otherSession = await startBastyonProxy({ session: 'another proxy' })
+    t.after(() => otherSession.close())
+    await assert.rejects(standInHost({ signer, devnode, appId: APP_ID, proxy: otherSession.url }).registerForNotifications(), /HTTP 401/, 'a proxy whose session the signature does not name')
   })
 })

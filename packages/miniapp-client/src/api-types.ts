@@ -134,3 +134,16 @@ export type StorageListing = {
     maxBytes: number
   }
 }
+
+/** How the signed-in user who opted in is reached, as `GET /api/me/notifications` lists it. */
+export type NotificationChannel = {
+  channel: 'bastyon'
+  /** The origin of the Bastyon proxy tried first: the one that last took a push for the user, or the one named at opt-in */
+  proxy: string
+  /** When the user opted in (ISO 8601) */
+  since: string
+} | {
+  channel: 'telegram'
+  /** When the user first linked a Telegram chat (ISO 8601). The chat's id is not shown: the page has no use for it */
+  since: string
+}

@@ -6,6 +6,7 @@ import { MiniAppError, reasonOf } from './errors.js'
 import { follow, type EventSourceConstructor, type FollowOptions, type Following, type MiniAppEvent, type Transport } from './events.js'
 import { txidOf, type Host } from './host.js'
 import { requestAnswer, type Answer, type Fetch, type RequestOptions } from './request.js'
+import { notificationsOf, type Notifications } from './notifications.js'
 import { storageOf, type Storage } from './storage.js'
 import type { CatalogItem, Challenge, CheckedTransaction, Entitlement, Invoice, Session, StreamTicket } from './api-types.js'
 
@@ -46,6 +47,8 @@ export interface MiniAppClient {
   request<T = any>(path: string, options?: RequestOptions): Promise<T>
   /** The signed-in user's stored values, and the app's collections (`storage.collection(name)`). */
   readonly storage: Storage
+  /** The signed-in user's notifications: `optIn()` through the host, `optOut()`, `channels()`. */
+  readonly notifications: Notifications
   /** Signs in through the host: the service's challenge, the host's signature of it, a session. */
   signIn (): Promise<Session>
   /** Ends the session here and on the service. */
@@ -191,6 +194,7 @@ export function createClient (options: ClientOptions = {}): MiniAppClient {
     get session () { return session },
     request,
     storage: storageOf(send),
+    notifications: notificationsOf(send, host, () => session !== undefined),
     async signIn () {
       if (host === undefined) throw new MiniAppError(0, 'Not signed in', 'no host to sign with: open the app in Bastyon, or give the client a stand-in host')
       const { challenge } = await request<Challenge>('/api/auth/challenge', { method: 'POST' })

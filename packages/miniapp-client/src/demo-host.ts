@@ -1,9 +1,10 @@
 /**
- * A stand-in host for developing in a plain browser against `npm run demo`, whose service has two
+ * A stand-in host for developing in a plain browser against `npm run demo`, whose service has
  * routes for it: the demo signer (`POST /demo/signer/sign`: the host's signature object, made
- * with a made-up key per signer name) and the demo wallet (`POST /demo/wallet/pay`: paid from the
- * emulator's wallet). Neither route exists outside the demo, so neither does this host's use:
- * inside Bastyon, `connectHost()`.
+ * with a made-up key per signer name), the demo wallet (`POST /demo/wallet/pay`: paid from the
+ * emulator's wallet) and the demo's registration for notifications
+ * (`POST /demo/notifications/register`: the signer's token at the demo's proxy emulator). None of
+ * them exists outside the demo, so neither does this host's use: inside Bastyon, `connectHost()`.
  */
 import { MiniAppError } from './errors.js'
 import type { Host, HostPaymentRequest } from './host.js'
@@ -43,6 +44,9 @@ export function demoHost (options: DemoHostOptions = {}): Host {
       const body = { to: to.address, amountSat: satoshiOfPkoin(to.amount), feemode: request.feemode, ...(request.message === '' ? {} : { memo: request.message }) }
       const paid = await requestData<{ txid: string }>(fetcher, `${baseUrl}/demo/wallet/pay`, { method: 'POST', body })
       return paid.txid
+    },
+    async registerForNotifications () {
+      return await requestData<unknown>(fetcher, `${baseUrl}/demo/notifications/register`, { method: 'POST', body: { signer } })
     },
   }
 }

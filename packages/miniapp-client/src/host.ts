@@ -1,7 +1,8 @@
 /**
  * The Bastyon host, as a mini-app sees it: inside Bastyon a mini-app runs in an iframe, and the
  * host page's SDK (the global `BastyonSdk`: `new BastyonSdk()`, `init()`, `emit('loaded')`,
- * `sign(text)`, `payment(request)`) is how it asks the user to sign or to pay.
+ * `sign(text)`, `payment(request)`, `registerForNotifications()`) is how it asks the user to sign,
+ * to pay, or to be notified.
  */
 export interface HostPaymentRequest {
   /** The host's own spelling. Amounts in PKOIN, as the host takes them. */
@@ -11,12 +12,17 @@ export interface HostPaymentRequest {
   message: string
 }
 
-/** What the client needs of the host: `sign` to sign in, `payment` to pay. A stand-in for tests and plain browsers has the same shape. */
+/** What the client needs of the host: `sign` to sign in, `payment` to pay, `registerForNotifications` to opt in. A stand-in for tests and plain browsers has the same shape. */
 export interface Host {
   /** The host's signature object for `text` ({nonce, signature, pubkey, address, v}). */
   sign (text: string): Promise<unknown>
   /** Pays from the user's wallet; resolves with the txid, or an object naming it (`transaction` or `txid`). */
   payment? (request: HostPaymentRequest): Promise<unknown>
+  /**
+   * Registers the user for this app's notifications at one of their Bastyon proxies (the host may
+   * ask the user first); resolves with the proxy's token row, which does not name the proxy.
+   */
+  registerForNotifications? (): Promise<unknown>
 }
 
 interface BastyonSdkLike extends Host {

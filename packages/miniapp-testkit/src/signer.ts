@@ -3,7 +3,7 @@
  * (devnode/bastyon-host.ts), so that a test can sign in to the service without Bastyon.
  */
 import { secp256k1 } from '@noble/curves/secp256k1.js'
-import { addressOf, sdkSign, testKey, type SignatureObject } from '../../../devnode/bastyon-host.js'
+import { addressOf, hostSignature, sdkSign, testKey, type SignatureObject } from '../../../devnode/bastyon-host.js'
 
 /** What the host's `sdk.sign(text)` gives a mini-app, and what `POST /api/auth/session` takes as `signature`. */
 export type HostSignature = SignatureObject
@@ -37,6 +37,11 @@ export interface TestSigner {
    * the session `<text>/<appId>` signed, `{ nonce, signature, pubkey, address, v }`.
    */
   sign (text: string, appId: string, options?: SignOptions): HostSignature
+  /**
+   * The host's own signature of a session that is not a mini-app's: what it sends a Bastyon
+   * proxy (session `pocketnetproxy`) with `miniapp/addToken` when the app registers for notifications.
+   */
+  signSession (session: string, options?: SignOptions): HostSignature
 }
 
 /** The seed of the signer made without one. */
@@ -66,6 +71,9 @@ export function testSigner (seedOrKey: string | Uint8Array = DEFAULT_SEED, optio
     publicKey: Buffer.from(secp256k1.getPublicKey(key, true)).toString('hex'),
     sign (text, appId, signOptions = {}) {
       return sdkSign(text, appId, { key, version, issued: signOptions.issued ?? now(), ...(signOptions.exp === undefined ? {} : { exp: signOptions.exp }) })
+    },
+    signSession (session, signOptions = {}) {
+      return hostSignature(session, { key, version, issued: signOptions.issued ?? now(), ...(signOptions.exp === undefined ? {} : { exp: signOptions.exp }) })
     },
   }
 }

@@ -1,13 +1,14 @@
 /**
  * `standInHost()`: the Bastyon host's SDK as bastyon-miniapp-client uses it (`createClient({ host })`),
- * in Node: it signs with a test signer and pays from the signer's address on the devnode, so that
- * a test drives a mini-app's sign-in and payments as a user in Bastyon would, then mines to
- * confirm them.
+ * in Node: it signs with a test signer, pays from the signer's address on the devnode, and, given
+ * a Bastyon proxy (the emulator's URL), registers the user for notifications there as the host
+ * does, so that a test drives a mini-app's sign-in, payments and opt-in as a user in Bastyon would.
  *
  * The client's `Host` and `HostPaymentRequest` are written out again below rather than imported:
  * this package does not depend on the client, and a structural copy is all `createClient` needs.
  */
 import type { Devnode } from './devnode.js'
+import { PROXY_SESSION } from '../../../devnode/bastyon-proxy.js'
 import type { HostSignature, TestSigner } from './signer.js'
 
 /** What the client hands the host's `payment()`: an invoice's `hostRequest` (bastyon-miniapp-client's HostPaymentRequest). */
@@ -23,6 +24,7 @@ export interface HostPaymentRequest {
 export interface Host {
   sign (text: string): Promise<unknown>
   payment? (request: HostPaymentRequest): Promise<unknown>
+  registerForNotifications? (): Promise<unknown>
 }
 
 export interface HostPaymentMade {
@@ -39,16 +41,37 @@ export interface StandInHostOptions {
   /** The mini-app's id, as the host puts it in what it signs: the service's BASTYON_APP_ID. */
   appId: string
   /**
-   * Asked before each signature or payment, as Bastyon asks the user: false (or a rejection)
-   * refuses it, as a user who says no (the host then rejects with `reason`).
+   * The Bastyon proxy `registerForNotifications()` registers with, such as the emulator's URL
+   * (startBastyonProxy); without one, it rejects, as a host whose user has no proxy with
+   * notifications on.
    */
-  approve?: (action: { kind: 'sign', text: string } | { kind: 'payment', request: HostPaymentRequest }) => boolean | Promise<boolean>
+  proxy?: string
+  /**
+   * Asked before each signature, payment or registration, as Bastyon asks the user: false (or a
+   * rejection) refuses it, as a user who says no (the host then rejects with `reason`).
+   */
+  approve?: (action: { kind: 'sign', text: string } | { kind: 'payment', request: HostPaymentRequest } | { kind: 'notifications' }) => boolean | Promise<boolean>
+}
+
+/** The token row a Bastyon proxy keeps for (app, address), as `miniapp/addToken` answers it. */
+export interface ProxyTokenRow {
+  token: string
+  appId: string
+  address: string
+  date: string
+  key: string
+  _id: string
 }
 
 export interface StandInHost extends Host {
   sign (text: string): Promise<HostSignature>
   /** Resolves as the host does, with its action object naming the txid: `{ transaction }`. */
   payment (request: HostPaymentRequest): Promise<{ transaction: string }>
+  /**
+   * As the host does: `miniapp/addToken {appId, address}` at the proxy, signed by the user with
+   * the proxy's session; resolves with the proxy's token row (which does not name the proxy).
+   */
+  registerForNotifications (): Promise<ProxyTokenRow>
   /** The payments made so far, oldest first. */
   readonly payments: readonly HostPaymentMade[]
   /**
@@ -107,6 +130,18 @@ export function standInHost (options: StandInHostOptions): StandInHost {
       payments.push(made)
       waiting.shift()?.(made)
       return { transaction: txid }
+    },
+    async registerForNotifications () {
+      if (!await approve({ kind: 'notifications' })) throw new Error(REFUSED)
+      if (options.proxy === undefined) throw new Error('no proxy of the user\'s has notifications on (give the stand-in host a proxy)')
+      const response = await fetch(`${options.proxy.replace(/\/+$/, '')}/miniapp/addToken`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ appId, address: signer.address, signature: signer.signSession(PROXY_SESSION) }),
+      })
+      const answer = await response.json().catch(() => undefined) as { result?: unknown, data?: ProxyTokenRow } | undefined
+      if (response.status !== 200 || answer?.result !== 'success' || answer.data === undefined) throw new Error(`the proxy refused the registration (HTTP ${response.status})`)
+      return answer.data
     },
     nextPayment () {
       const index = claimed++
