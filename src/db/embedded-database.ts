@@ -122,7 +122,7 @@ export async function openEmbeddedDatabase (dataDir: string, options: EmbeddedDa
 
   // No sync of the files after each statement: PGlite's NodeFS writes through to the data
   // directory's files (Emscripten's NODEFS) and its syncToFs does nothing, while PGlite's sync
-  // takes a lock and makes promises every statement (bench/results.md, "A write's garbage").
+  // takes a lock and makes promises every statement (bench/results.md, "The embedded database in one exchange per statement").
   // Should a PGlite version keep writes in memory until a sync, the crash tests (kill -9 right
   // after a commit, then reopen: test/storage/storage-crash.test.ts, test/payments/crash.test.ts)
   // fail.
