@@ -16,7 +16,7 @@
  * - claiming: due rows are claimed, `batchSize` at a time, each leased for `leaseMs` (a crash
  *   leaves them to be handed out again once the lease lapses; other instances skip them).
  * - handling: each row goes to the handler, one after the other in order, or all at once
- *   (`inParallel`). One that succeeds is acknowledged (delivered); one that throws is put back
+ *   (`inParallel`: started a turn of the event loop apart, in flight together). One that succeeds is acknowledged (delivered); one that throws is put back
  *   after the retry policy's delay, or given up once the policy says so.
  * - sleeping: until the next row falls due (`nextDueAt`: a retry, another instance's lease), at
  *   most `pollMs` (rows other instances wrote), or sooner when `wake()` is called (this instance
@@ -205,7 +205,14 @@ export class OutboxConsumer<Row extends OutboxRow> {
   /** handling: the batch's rows one after the other, in order, or all at once (`inParallel`). */
   async #handleBatch (batch: Row[]): Promise<void> {
     if (this.#inParallel) {
-      await Promise.all(batch.map(row => this.#handleOne(row)))
+      // Started a turn of the event loop apart: what each start costs (a request built and sent)
+      // never adds up to one long stretch that holds the loop, and the service's answers, in a batch.
+      const handling: Array<Promise<void>> = []
+      for (const row of batch) {
+        if (handling.length > 0) await new Promise(resolve => setImmediate(resolve))
+        handling.push(this.#handleOne(row))
+      }
+      await Promise.all(handling)
       return
     }
     for (const row of batch) await this.#handleOne(row)

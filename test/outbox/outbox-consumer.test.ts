@@ -115,6 +115,35 @@ for (const backend of backends(postgres)) {
       return { name, clock, now, outbox, consumer, reported, newEvent, rowOf, advance, runOnce }
     }
 
+    it('starts the handlers of a parallel batch a turn of the event loop apart, all in flight at once', async (t) => {
+      let turn = 0
+      let counting = true
+      const count = (): void => { turn++; if (counting) setImmediate(count) }
+      const release = deferred()
+      const startedAt: number[] = []
+      let finished = 0
+      const { newEvent, runOnce, reported } = setup(t, async () => {
+        startedAt.push(turn)
+        await release.promise
+        finished++
+      }, { inParallel: true })
+      t.after(() => { counting = false })
+      const ids = [await newEvent(), await newEvent(), await newEvent(), await newEvent()]
+      setImmediate(count)
+      const running = runOnce()
+      try {
+        await waitFor('every handler started', () => startedAt.length === ids.length)
+        assert.equal(finished, 0, 'all four in flight together')
+        for (let i = 1; i < startedAt.length; i++) assert.ok((startedAt[i] as number) > (startedAt[i - 1] as number), `start ${i} came in a later turn than the one before (${startedAt.join(', ')})`)
+      } finally {
+        // Whatever failed, the handlers end: the consumer's close waits for them.
+        release.resolve()
+      }
+      await running
+      counting = false
+      assert.deepEqual([...reported.delivered].sort((a, b) => a - b), ids)
+    })
+
     it('acknowledges the rows of a parallel batch that succeed while an acknowledgement is written together, in one ackMany; a failed ackMany leaves them to come back', async (t) => {
       const writes: Array<number | number[]> = []
       /** Holds the next single acknowledgement until resolved: the rows that succeed meanwhile wait for the next write. */
