@@ -19,6 +19,18 @@ export function setStatus (node, text, error = false) {
   node.classList.toggle('error', error)
 }
 
+/** Runs `action` on each click with `button` disabled meanwhile, so that one click makes one request. */
+export function onClick (button, action) {
+  button.addEventListener('click', async () => {
+    button.disabled = true
+    try {
+      await action()
+    } finally {
+      button.disabled = false
+    }
+  })
+}
+
 /** "3 min ago", "2 h ago" for a unix time in seconds. */
 export function timeAgo (unixSeconds, now = Date.now()) {
   const seconds = Math.max(0, Math.round(now / 1000 - Number(unixSeconds)))

@@ -7,7 +7,7 @@
 // entitlement granted, which the service tells the user (NOTIFY_ON_ENTITLEMENT_GRANTED).
 import { client } from './client.js'
 import { requestJson } from './api.js'
-import { element, setStatus } from './dom.js'
+import { element, onClick, setStatus } from './dom.js'
 
 const failure = answer => `${answer.message}: ${answer.error ?? 'no detail'}`
 
@@ -58,15 +58,6 @@ export function createNotifyPanel (root, { demo, pollMs = 1000 }) {
     setStatus(status, answer.ok ? 'A gift is on its way: its notification follows.' : failure(answer), !answer.ok)
   }
 
-  /** Runs `action` with `button` disabled, so that one click makes one request. */
-  const onClick = (button, action) => button.addEventListener('click', async () => {
-    button.disabled = true
-    try {
-      await action()
-    } finally {
-      button.disabled = false
-    }
-  })
   onClick(notifyButton, notifyMe)
   onClick(giftButton, gift)
   root.hidden = false

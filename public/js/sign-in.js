@@ -4,7 +4,7 @@
 // (signed out elsewhere, expired) is forgotten there and here.
 import { client } from './client.js'
 import { requestJson } from './api.js'
-import { setStatus } from './dom.js'
+import { onClick, setStatus } from './dom.js'
 
 const failure = answer => `${answer.message}: ${answer.error ?? 'no detail'}`
 
@@ -72,15 +72,6 @@ export function createSignIn (root, { profile }) {
     }
   }
 
-  /** Runs `action` with `button` disabled, so that one click makes one request. */
-  const onClick = (button, action) => button.addEventListener('click', async () => {
-    button.disabled = true
-    try {
-      await action()
-    } finally {
-      button.disabled = false
-    }
-  })
   onClick(signInButton, signIn)
   onClick(myProfileButton, showMyProfile)
   onClick(signOutButton, signOut)
