@@ -4,7 +4,7 @@
  * into the server it makes). It brings the API routes under /api, sign-in, live events,
  * payments, entitlements, per-user storage, notifications, rate limits, metrics, health and the
  * OpenAPI docs, and leaves each capability typed on the instance: `app.payments`, `app.entitlements`,
- * `app.storage`, `app.notifications`, `app.events`, `app.signIn`, `app.pocketnet`, `app.metrics`.
+ * `app.storage`, `app.notifications`, `app.payouts`, `app.events`, `app.signIn`, `app.pocketnet`, `app.metrics`.
  *
  * Settings: each variable of the environment (README, "Configuration") is also an option, its
  * name in camelCase (PAYMENT_ADDRESS is `paymentAddress`); an option given in code wins over the
@@ -44,6 +44,7 @@ import urlLimit from './http/url-limit.js'
 import metrics from './metrics/plugin.js'
 import type { RetrySchedule } from './outbox/retry-policy.js'
 import notifications from './notifications/plugin.js'
+import payouts from './payouts/plugin.js'
 import payments from './payments/plugin.js'
 import cors from './plugins/external/cors.js'
 import helmet from './plugins/external/helmet.js'
@@ -71,6 +72,9 @@ export { StorageError, STORAGE_ERROR_CODES, type StorageErrorCode } from './stor
 export type { ChannelView, NotificationsService, SendResult, SendStatus } from './notifications/notifications-service.js'
 export type { NotificationInput } from './notifications/notification-rules.js'
 export { NotificationError, NOTIFICATION_ERROR_CODES, type NotificationErrorCode } from './notifications/notification-errors.js'
+export type { PayoutOutcome, PayoutRequest, PayoutsService, RefundRequest, WalletState } from './payouts/payouts-service.js'
+export type { PayoutState, PayoutView } from './payouts/payout.js'
+export { PayoutError, PAYOUT_ERROR_CODES, type PayoutErrorCode } from './payouts/payout-errors.js'
 // What each plugin adds to Fastify's types (app.payments, request.user, a route's config.auth…)
 // reaches a developer's app through these lines: a declaration file keeps only what it names.
 export {} from './auth/plugin.js'
@@ -86,6 +90,7 @@ export {} from './pocketnet/client-plugin.js'
 export {} from './rate-limit/rate-limit.js'
 export {} from './storage/plugin.js'
 export {} from './notifications/plugin.js'
+export {} from './payouts/plugin.js'
 export {} from './auth/admin-token.js'
 export {} from './redis/plugin.js'
 
@@ -115,6 +120,8 @@ export interface MiniAppOverrides {
   notificationRetry?: Partial<RetrySchedule>
   /** Between two scans for entitlements ending soon (NOTIFY_BEFORE_EXPIRY_S); default a minute. */
   notificationExpiryScanMs?: number
+  /** The payouts' check timer and lease (tests). */
+  payoutTimers?: Timers
 }
 
 export interface MiniAppOptions extends MiniAppSettings, MiniAppOverrides {
@@ -136,7 +143,7 @@ export interface ServiceServer {
 
 const SETTING_NAMES = new Map(Object.keys(ConfigSchema.properties).map(name => [camelCase(name), name]))
 // Ours, then Fastify's own options of register().
-const OTHER_OPTIONS = new Set(['client', 'clock', 'now', 'eventTimers', 'refusalTimers', 'notificationTimers', 'notificationWaitMs', 'notificationRetry', 'notificationExpiryScanMs', 'env', 'staticRoot', 'openapi', 'prefix', 'logLevel', 'logSerializers'])
+const OTHER_OPTIONS = new Set(['client', 'clock', 'now', 'eventTimers', 'refusalTimers', 'notificationTimers', 'notificationWaitMs', 'notificationRetry', 'notificationExpiryScanMs', 'payoutTimers', 'env', 'staticRoot', 'openapi', 'prefix', 'logLevel', 'logSerializers'])
 
 function camelCase (name: string): string {
   return name.toLowerCase().replace(/_([a-z0-9])/g, (_, letter: string) => letter.toUpperCase())
@@ -194,6 +201,8 @@ const plugin: FastifyPluginAsync<MiniAppOptions> = async (app, options) => {
   await app.register(events, { now: options.now, timers: options.eventTimers })
   // Before payments, which tell it of the grants their confirmations write.
   await app.register(entitlements, { now: options.now, clock: options.clock })
+  // Before payments, whose refunds it makes.
+  await app.register(payouts, { now: options.now, timers: options.payoutTimers })
   await app.register(payments, { now: options.now })
   await app.register(storage, { now: options.now })
   await app.register(notifications, { now: options.now, timers: options.notificationTimers, sendWaitMs: options.notificationWaitMs, pushRetry: options.notificationRetry, expiryScanIntervalMs: options.notificationExpiryScanMs })

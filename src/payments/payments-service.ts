@@ -37,6 +37,7 @@ import type { Invoice, InvoiceEvent, InvoiceEventType } from './invoice.js'
 import type { ObservationRefusal, ObservationResult } from './invoice-store.js'
 import type { ClaimedEvent } from './payment-outbox.js'
 import type { SightingRead } from './sighting-reader.js'
+import type { PayoutOutcome, PayoutsService, RefundRequest } from '../payouts/payouts-service.js'
 
 export interface PaymentsConfig {
   /** The app's receiving address. */
@@ -179,6 +180,8 @@ export interface PaymentsServiceOptions {
   log?: { warn (fields: object, message: string): void }
   /** Unpaid invoices expired longer ago than this are deleted (PAYMENT_RETENTION_S). Default 30 days. */
   retentionMs?: number
+  /** What refunds an invoice: the payouts, when the app has a hot wallet (PAYOUT_KEY_FILE). */
+  refunds?: Pick<PayoutsService, 'refund'> | undefined
 }
 
 /** What the node that answered says of a txid (null: it does not know it), and the tip it was read at. */
@@ -195,6 +198,7 @@ export class PaymentsService {
   readonly #announce: (event: InvoiceEvent) => void
   readonly #crossCheck: PaymentCrossCheck | undefined
   readonly #retentionMs: number
+  readonly #refunds: Pick<PayoutsService, 'refund'> | undefined
   /** The app's handlers' outbox consumer, made once the store is open. */
   readonly #deliveryReady: Promise<OutboxConsumer<ClaimedEvent>>
   #delivery: OutboxConsumer<ClaimedEvent> | undefined
@@ -220,6 +224,7 @@ export class PaymentsService {
     this.#announce = announce
     this.#crossCheck = crossCheck
     this.#retentionMs = options.retentionMs ?? 30 * 86_400_000
+    this.#refunds = options.refunds
     this.#now = options.now ?? Date.now
     this.#deliveryReady = this.#store.then(store => {
       this.#delivery = this.#deliveryOn(store, options)
@@ -299,6 +304,17 @@ export class PaymentsService {
    * node's answer decides.
    * @returns undefined for an unknown invoice
    */
+  /**
+   * Returns a confirmed invoice's payment, or `amountSat` of it, to the address the payment's first
+   * input spent from, from the app's hot wallet (docs/payouts.md, "Refunds"): partial refunds sum
+   * to at most what was paid, and a refund of an invoice refunded in full is refused
+   * (REFUND_ERR_ALREADY_REFUNDED). Needs PAYOUT_KEY_FILE.
+   */
+  async refund (invoiceId: string, request: RefundRequest = {}): Promise<PayoutOutcome> {
+    if (this.#refunds === undefined) throw new Error('app.payments.refund needs payouts on: set PAYOUT_KEY_FILE to the app\'s hot wallet key (docs/payouts.md)')
+    return await this.#refunds.refund(invoiceId, request)
+  }
+
   async checkTransaction (id: string, txid: string): Promise<CheckResult | undefined> {
     const read = await (await this.#store).invoices.readInvoice(id)
     if (read === undefined) return undefined

@@ -67,7 +67,7 @@ export default fp<PaymentsPluginOptions>(async (app, { now = Date.now, timers = 
     // Written with the confirmation: this instance's cache, the others' and the user's live events follow.
     if (event.grant !== undefined) app.entitlements.granted(event.grant)
     running?.sender?.wake()
-  }, crossCheck, { now, timers, random, log: app.log, retentionMs: config.PAYMENT_RETENTION_S * 1000 })
+  }, crossCheck, { now, timers, random, log: app.log, retentionMs: config.PAYMENT_RETENTION_S * 1000, refunds: app.payouts })
   app.decorate('payments', payments)
 
   // The watcher: the receiver is followed whether or not a stream follows it.
@@ -123,7 +123,7 @@ export default fp<PaymentsPluginOptions>(async (app, { now = Date.now, timers = 
     await payments.close()
     await running.turn.close()
   })
-}, { name: 'payments', dependencies: ['database', 'events', 'entitlements', 'pocketnet-client', 'metrics'] })
+}, { name: 'payments', dependencies: ['database', 'events', 'entitlements', 'pocketnet-client', 'metrics', 'payouts'] })
 
 /**
  * How many nodes back a payment before it confirms an invoice (PAYMENT_CONFIRM_NODES, at most the

@@ -28,6 +28,10 @@ const Readiness = Type.Object({
       description: 'ok: answers and rate limits are shared through Redis; degraded: REDIS_URL is set but Redis is unavailable, and this instance goes on alone; off: no REDIS_URL',
     }),
     nodes: Type.Array(NodeState),
+    payouts: Type.Optional(Type.Object({
+      address: Type.String({ description: 'The hot wallet\'s address (PAYOUT_KEY_FILE)' }),
+      balanceSat: Type.Optional(Type.Integer({ description: 'Its confirmed outputs not spent in a node\'s mempool, in satoshi; absent when no node could list them (never fails readiness)' })),
+    }, { description: 'With payouts on: the app\'s hot wallet' })),
   }),
 })
 

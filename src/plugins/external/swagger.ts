@@ -32,6 +32,7 @@ export default fp<{ info?: OpenApiInfo | undefined }>(async (app, { info = SERVI
         { name: 'auth', description: 'Sign in with Bastyon (when BASTYON_APP_ID is set)' },
         { name: 'storage', description: 'Per-user storage and the app\'s collections (with sign-in, unless STORAGE=false)' },
         { name: 'notifications', description: 'Notifications through the users\' Bastyon proxies (with sign-in, unless NOTIFICATIONS=false)' },
+        { name: 'payouts', description: 'Payouts and refunds from the app\'s hot wallet, for operators (with PAYOUT_KEY_FILE and ADMIN_TOKEN)' },
         { name: 'operations', description: 'Liveness and readiness' },
       ],
       components: {

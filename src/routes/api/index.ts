@@ -4,6 +4,7 @@
  */
 import type { FastifyPluginAsync } from 'fastify'
 import adminNotificationRoutes from './admin-notifications.js'
+import adminPayoutRoutes from './admin-payouts.js'
 import authRoutes from './auth.js'
 import catalogRoutes from './catalog.js'
 import collectionRoutes from './collections.js'
@@ -50,6 +51,8 @@ const apiRoutes: FastifyPluginAsync = async (api) => {
     if (api.notifications.telegram !== undefined) await api.register(telegramWebhookRoute)
     if (api.miniAppConfig.ADMIN_TOKEN !== '') await api.register(adminNotificationRoutes)
   }
+  // Payouts and refunds, for operators: with a hot wallet (PAYOUT_KEY_FILE) and ADMIN_TOKEN.
+  if (api.payouts !== undefined && api.miniAppConfig.ADMIN_TOKEN !== '') await api.register(adminPayoutRoutes)
 }
 
 export default apiRoutes

@@ -1,0 +1,206 @@
+/**
+ * Payouts and refunds (issue #38) on the real node: the service signs with a throwaway regtest
+ * key of its own, funded from the node's wallet, and the node decides whether our transactions are
+ * valid. The built service runs as `npm start` runs it, so that it can be killed with SIGKILL.
+ *
+ * - 100 payouts sent by an operator's client that retries each until it is answered, while the
+ *   service is killed at moments drawn from a seeded random and restarted on the same data: each
+ *   key ends as one payout, confirmed, by one transaction the node holds in a block; the receivers
+ *   got the sum, none twice.
+ * - A payout's block disconnected before it is deep enough: the payout waits, unconfirmed, and is
+ *   confirmed once the block is back (the node does not mine a disconnected block's transactions
+ *   again: docs/real-node.md).
+ * - A confirmed invoice refunded to its payer (the address of the payment's first input), once.
+ */
+import assert from 'node:assert/strict'
+import { randomBytes } from 'node:crypto'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describe, it } from 'node:test'
+import bs58check from 'bs58check'
+import { formatPkoin, pkoinToSatoshi, walletKeyFromWif, WIF_VERSION } from '../../packages/pocketnet-client/index.js'
+import { freshDataDir } from '../../scripts/pglite-template.js'
+import { listeningUrl, startService, type ServiceProcess } from '../helpers/start-service.js'
+import { waitFor } from '../helpers/wait-for.js'
+import { bestBlock, contractNode, payFromWallet, privateRpc, publicRpc, restoreBranch, stakeBlock, walletAddress } from './contract-node.js'
+
+type WithAfter = { after (fn: () => unknown): void }
+
+const PKOIN = 100_000_000
+const ADMIN_TOKEN = 'payouts-live-admin-token-0123456789abcdef'
+/** Long enough for a busy machine; a real node answers in far less. */
+const PATIENCE_MS = 120_000
+
+/** A seeded random in [0, 1) (mulberry32): the same kills on every run. */
+function seeded (seed: number): () => number {
+  let state = seed >>> 0
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0
+    let value = state
+    value = Math.imul(value ^ (value >>> 15), value | 1)
+    value ^= value + Math.imul(value ^ (value >>> 7), value | 61)
+    return ((value ^ (value >>> 14)) >>> 0) / 4294967296
+  }
+}
+
+interface HotWallet { keyPath: string, address: string }
+
+/** A new regtest key, in a file only its owner may read, its address funded with `coins` outputs of `satoshi` each, confirmed. */
+async function hotWallet (t: WithAfter, coins: number, satoshi: number): Promise<HotWallet> {
+  const wif = bs58check.encode(Uint8Array.from([WIF_VERSION.regtest, ...randomBytes(32), 0x01]))
+  const dir = mkdtempSync(join(tmpdir(), 'payouts-live-'))
+  t.after(() => rmSync(dir, { recursive: true, force: true }))
+  const keyPath = join(dir, 'wallet.wif')
+  writeFileSync(keyPath, wif, { mode: 0o600 })
+  const address = walletKeyFromWif(wif, 'regtest').address
+  for (let n = 0; n < coins; n++) await privateRpc('sendtoaddress', [address, formatPkoin(satoshi)])
+  await stakeBlock()
+  return { keyPath, address }
+}
+
+async function startPayouts (t: WithAfter, wallet: HotWallet, env: Record<string, string> = {}): Promise<{ start: () => Promise<{ service: ServiceProcess, url: string }> }> {
+  const dataDir = await freshDataDir()
+  t.after(() => rmSync(dataDir, { recursive: true, force: true }))
+  const settings = {
+    POCKETNET_NETWORK: 'regtest',
+    POCKETNET_NODES: contractNode.url,
+    PAYOUT_KEY_FILE: wallet.keyPath,
+    ADMIN_TOKEN,
+    DATA_DIR: dataDir,
+    PAYOUT_CONFIRMATIONS: '1',
+    PAYOUT_CHECK_INTERVAL_S: '1',
+    PAYMENT_CONFIRM_NODES: '1',
+    MAX_EVENT_LOOP_DELAY_MS: '0',
+    ...env,
+  }
+  return {
+    async start () {
+      const service = startService(t, settings)
+      return { service, url: await listeningUrl(service) }
+    },
+  }
+}
+
+async function admin (url: string, method: 'GET' | 'POST', path: string, body?: unknown): Promise<{ status: number, body: any }> {
+  const response = await fetch(`${url}${path}`, { method, headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) })
+  return { status: response.status, body: await response.json() }
+}
+
+/** What the node's public RPC says of a transaction: its height, or undefined while it is in no block. */
+async function heightOf (txid: string): Promise<number | undefined> {
+  return ((await publicRpc('getrawtransaction', [txid])).result as { height?: number }).height
+}
+
+describe('payouts on a real node', () => {
+  it('100 payouts through kill -9 at random moments each end confirmed once; the receivers got the sum, none twice', async (t) => {
+    const PAYOUTS = 100
+    const wallet = await hotWallet(t, PAYOUTS, PKOIN)
+    const receivers = await Promise.all(Array.from({ length: 5 }, () => walletAddress()))
+    const payouts = await startPayouts(t, wallet)
+    let { service, url } = await payouts.start()
+    const random = seeded(38)
+    const amountOf = (n: number): number => 10_000_000 + n
+
+    const pay = async (n: number): Promise<{ id: string, txid: string }> => {
+      for (;;) {
+        try {
+          const answer = await admin(url, 'POST', '/api/admin/payouts', { to: receivers[n % receivers.length], amountSat: amountOf(n), idempotencyKey: `live-${n}` })
+          if (answer.status === 200 || answer.status === 201) return answer.body.data
+        } catch {
+          // Killed under the request: the same key again.
+        }
+        await new Promise(resolve => setTimeout(resolve, 20 + Math.floor(random() * 30)))
+      }
+    }
+    // Ten at a time, as an operator's job would send them.
+    const answers: Array<Promise<{ id: string, txid: string }>> = []
+    const sending = (async () => {
+      for (let n = 0; n < PAYOUTS; n += 10) {
+        const batch = Array.from({ length: 10 }, (_, k) => pay(n + k))
+        answers.push(...batch)
+        await Promise.all(batch)
+      }
+    })()
+    let kills = 0
+    while (!await Promise.race([sending.then(() => true), new Promise<boolean>(resolve => setTimeout(() => resolve(false), 150 + Math.floor(random() * 600)))])) {
+      service.child.kill('SIGKILL')
+      await service.exited
+      kills++
+      ;({ service, url } = await payouts.start())
+    }
+    const made = await Promise.all(answers)
+    assert.ok(kills >= 3, `killed ${kills} times while paying`)
+    assert.equal(new Set(made.map(payout => payout.id)).size, PAYOUTS, 'one payout per key')
+    assert.equal(new Set(made.map(payout => payout.txid)).size, PAYOUTS, 'one transaction per payout')
+
+    await waitFor('every payout confirmed', async () => {
+      await stakeBlock()
+      const states = await Promise.all(made.map(async payout => (await admin(url, 'GET', `/api/admin/payouts/${payout.id}`)).body.data?.state))
+      return states.every(state => state === 'confirmed')
+    }, PATIENCE_MS)
+    for (const payout of made) assert.ok(await heightOf(payout.txid) !== undefined, `${payout.txid} in a block`)
+    for (const [index, receiver] of receivers.entries()) {
+      const expected = Array.from({ length: PAYOUTS }, (_, n) => n).filter(n => n % receivers.length === index).reduce((sum, n) => sum + amountOf(n), 0)
+      assert.equal(pkoinToSatoshi(await privateRpc('getreceivedbyaddress', [receiver, 1]) as number), expected, `${receiver} got its sum, none twice`)
+    }
+    service.child.kill('SIGTERM')
+    await service.exited
+  })
+
+  it('a payout whose block is disconnected waits unconfirmed, and is confirmed once its block is back', async (t) => {
+    const wallet = await hotWallet(t, 1, PKOIN)
+    const receiver = await walletAddress()
+    const payouts = await startPayouts(t, wallet, { PAYOUT_CONFIRMATIONS: '2' })
+    const { service, url } = await payouts.start()
+    const created = await admin(url, 'POST', '/api/admin/payouts', { to: receiver, amountSat: 25_000_000, idempotencyKey: 'reorg-1' })
+    assert.deepEqual([created.status, created.body.data.state], [201, 'broadcast'])
+    const payout = created.body.data as { id: string, txid: string }
+    const paidAt = await stakeBlock()
+    const paidBlock = await bestBlock()
+    const state = async (): Promise<any> => (await admin(url, 'GET', `/api/admin/payouts/${payout.id}`)).body.data
+    await waitFor('the payout in its block', async () => (await state()).height === paidAt, PATIENCE_MS)
+
+    await privateRpc('invalidateblock', [paidBlock.hash])
+    await waitFor('the payout out of its block', async () => (await state()).height === undefined, PATIENCE_MS)
+    await stakeBlock()
+    const replacement = await privateRpc('getblockhash', [paidAt]) as string
+    await stakeBlock()
+    await new Promise(resolve => setTimeout(resolve, 2500))
+    assert.deepEqual([(await state()).state, await heightOf(payout.txid)], ['broadcast', undefined], 'not confirmed while its block is out')
+
+    await restoreBranch(paidBlock.hash, replacement)
+    await stakeBlock()
+    await waitFor('the payout confirmed', async () => (await state()).state === 'confirmed', PATIENCE_MS)
+    assert.deepEqual([(await state()).height, (await state()).txid], [paidAt, payout.txid], 'the same transaction, in its own block')
+    service.child.kill('SIGTERM')
+    await service.exited
+  })
+
+  it('refunds a confirmed invoice to its payer once', async (t) => {
+    const wallet = await hotWallet(t, 2, PKOIN)
+    const merchant = await walletAddress()
+    const payouts = await startPayouts(t, wallet, { PAYMENT_ADDRESS: merchant, PAYMENT_CONFIRMATIONS: '1', PAYMENT_TIPS: 'true' })
+    const { service, url } = await payouts.start()
+    const tip = await fetch(`${url}/api/payments/tips`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ amount: 30_000_000 }) })
+    assert.equal(tip.status, 200)
+    const invoice = (await tip.json() as { data: { id: string, memo: string } }).data
+    const paid = await payFromWallet(merchant, 30_000_000, invoice.memo)
+    const payer = ((await publicRpc('getrawtransaction', [paid.txid])).result as { vin: Array<{ address: string }> }).vin[0]?.address
+    assert.ok(payer)
+    await stakeBlock()
+    const reported = await fetch(`${url}/api/payments/invoices/${invoice.id}/transaction`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ txid: paid.txid }) })
+    assert.equal((await reported.json() as { data: { invoice: { state: string } } }).data.invoice.state, 'confirmed')
+
+    const refund = await admin(url, 'POST', `/api/admin/invoices/${invoice.id}/refund`, {})
+    assert.deepEqual([refund.status, refund.body.data.to, refund.body.data.amountSat, refund.body.data.state], [201, payer, 30_000_000, 'broadcast'])
+    const again = await admin(url, 'POST', `/api/admin/invoices/${invoice.id}/refund`, {})
+    assert.deepEqual([again.status, again.body.code], [409, 'REFUND_ERR_ALREADY_REFUNDED'])
+    await stakeBlock()
+    await waitFor('the refund confirmed', async () => (await admin(url, 'GET', `/api/admin/payouts/${refund.body.data.id as string}`)).body.data.state === 'confirmed', PATIENCE_MS)
+    const sent = (await publicRpc('getrawtransaction', [refund.body.data.txid])).result as { vout: Array<{ value: number, scriptPubKey: { addresses: string[] } }> }
+    assert.deepEqual(sent.vout.filter(output => output.scriptPubKey.addresses.includes(payer)).map(output => pkoinToSatoshi(output.value)), [30_000_000])
+    service.child.kill('SIGTERM')
+    await service.exited
+  })
+})

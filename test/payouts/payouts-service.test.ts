@@ -1,0 +1,206 @@
+/**
+ * Payouts and refunds through the service (issue #38), on the emulator's chain, which decodes and
+ * checks the signatures of what it is sent: a payout signed, stored, broadcast and confirmed after
+ * the required blocks; the same key answering the same payout; the operators' routes and their
+ * refusals; a broadcast whose answer was lost sent again as the same bytes; two payouts at once
+ * from a wallet of two outputs; a refund to the payer's address, partial ones summing to at most
+ * what was paid. The wallet's key is a throwaway made here.
+ */
+import assert from 'node:assert/strict'
+import { randomBytes } from 'node:crypto'
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describe, it } from 'node:test'
+import bs58check from 'bs58check'
+import { decodeTransaction, walletKeyFromWif, WIF_VERSION } from 'pocketnet-client'
+import { getDefaultDataset } from '../../devnode/data/generate.js'
+import type { Emulator } from '../../devnode/server.js'
+import type { PayoutsService } from '../../src/payouts/payouts-service.js'
+import { startApp, type TestApp } from '../helpers/build-app.js'
+import { startEmulator } from '../helpers/start-emulator.js'
+import { freshDataDir } from '../payments/databases.js'
+
+type WithAfter = { after (fn: () => unknown): void }
+
+const PKOIN = 100_000_000
+const ADMIN_TOKEN = 'payouts-test-admin-token-0123456789abcdef'
+
+/** A new mainnet key in WIF (compressed), written to a file only its owner may read. */
+function keyFile (t: WithAfter): { path: string, address: string } {
+  const wif = bs58check.encode(Uint8Array.from([WIF_VERSION.main, ...randomBytes(32), 0x01]))
+  const dir = mkdtempSync(join(tmpdir(), 'payout-key-'))
+  t.after(() => rmSync(dir, { recursive: true, force: true }))
+  const path = join(dir, 'wallet.wif')
+  writeFileSync(path, `${wif}\n`, { mode: 0o600 })
+  return { path, address: walletKeyFromWif(wif, 'main').address }
+}
+
+interface Setup {
+  node: Emulator
+  app: TestApp
+  payouts: PayoutsService
+  wallet: string
+  users: string[]
+}
+
+async function service (t: WithAfter, env: Record<string, string> = {}, funds: number[] = [10 * PKOIN]): Promise<Setup> {
+  const node = await startEmulator(t)
+  const key = keyFile(t)
+  for (const amountSat of funds) node.fund(key.address, amountSat)
+  const dataDir = await freshDataDir()
+  t.after(() => rmSync(dataDir, { recursive: true, force: true }))
+  const app = await startApp(t, {
+    nodes: [node.url],
+    env: { PAYOUT_KEY_FILE: key.path, PAYOUT_CONFIRMATIONS: '2', ADMIN_TOKEN, DATA_DIR: dataDir, PAYOUT_CHECK_INTERVAL_S: '3600', ...env },
+  })
+  return { node, app, payouts: app.app.payouts as PayoutsService, wallet: key.address, users: node.dataset.users.map(user => user.address) }
+}
+
+async function post (app: TestApp, path: string, body: unknown, token: string | undefined = ADMIN_TOKEN) {
+  const response = await fetch(`${app.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...(token === undefined ? {} : { authorization: `Bearer ${token}` }) }, body: JSON.stringify(body) })
+  return { status: response.status, body: await response.json() as any }
+}
+
+const admin = { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } }
+
+/** What the chain's blocks paid `address`, output by output, from the transactions that name it. */
+function paidTo (node: Emulator, address: string): Array<{ txid: string, amountSat: number }> {
+  const paid: Array<{ txid: string, amountSat: number }> = []
+  for (const block of node.chain.blocks) {
+    for (const transaction of block.transactions) {
+      for (const output of transaction.outputs) if (output.address === address) paid.push({ txid: transaction.txid, amountSat: output.amount })
+    }
+  }
+  return paid
+}
+
+describe('payouts through the service', () => {
+  it('signs, stores and broadcasts a payout, confirms it after the required blocks, and answers the same payout for its key', async (t) => {
+    const { node, app, payouts, wallet, users } = await service(t)
+    const receiver = users[0] as string
+    const body = { to: receiver, amountSat: 150_000_000, memo: 'Weekly prize', idempotencyKey: 'prize-week-48' }
+    const created = await post(app, '/api/admin/payouts', body)
+    assert.equal(created.status, 201, JSON.stringify(created.body))
+    const payout = created.body.data
+    assert.deepEqual([payout.state, payout.to, payout.amountSat, payout.kind, payout.memo], ['broadcast', receiver, 150_000_000, 'payout', 'Weekly prize'])
+    assert.ok(payout.feeSat > 0)
+    // What the node got: our signature, checked by the emulator; the receiver's output, the memo, the change back.
+    const sent = decodeTransaction(node.callsTo('sendrawtransaction').at(-1)?.params instanceof Array ? (node.callsTo('sendrawtransaction').at(-1)?.params as string[])[0] as string : '')
+    assert.equal(sent.outputs[0]?.amountSat, 150_000_000)
+    assert.equal(Buffer.from(sent.outputs[1]?.scriptPubKey ?? []).subarray(2).toString('utf8'), 'Weekly prize')
+    assert.equal(sent.outputs[2]?.amountSat, 10 * PKOIN - 150_000_000 - payout.feeSat, 'the change, less the fee')
+
+    const again = await post(app, '/api/admin/payouts', body)
+    assert.deepEqual([again.status, again.body.data.id, again.body.data.txid], [200, payout.id, payout.txid])
+    const reused = await post(app, '/api/admin/payouts', { ...body, amountSat: 150_000_001 })
+    assert.deepEqual([reused.status, reused.body.code], [409, 'PAYOUT_ERR_KEY_REUSED'])
+
+    node.mineBlock()
+    await payouts.check()
+    const inBlock = (await app.get(`/api/admin/payouts/${payout.id as string}`, admin)).body.data
+    assert.deepEqual([inBlock.state, inBlock.confirmations, inBlock.height], ['broadcast', 1, node.height])
+    node.mineBlock()
+    await payouts.check()
+    const confirmed = (await app.get(`/api/admin/payouts/${payout.id as string}`, admin)).body.data
+    assert.deepEqual([confirmed.state, confirmed.confirmations], ['confirmed', 2])
+    assert.deepEqual(paidTo(node, receiver).filter(paid => paid.txid === payout.txid), [{ txid: payout.txid, amountSat: 150_000_000 }], 'paid once')
+    const ready = (await app.get('/readyz')).body.data.payouts
+    assert.deepEqual(ready, { address: wallet, balanceSat: 10 * PKOIN - 150_000_000 - payout.feeSat })
+    const metrics = await (await fetch(`${app.url}/metrics`)).text()
+    assert.match(metrics, /payouts_total\{state="confirmed"\} 1/)
+    assert.match(metrics, /payouts_confirmed_satoshi_total 150000000/)
+  })
+
+  it('refuses what breaks a rule or a limit, before signing anything, with a stable code; without the token, 401', async (t) => {
+    const { node, app, users } = await service(t, { PAYOUT_MAX_SAT: String(2 * PKOIN), PAYOUT_DAILY_MAX_SAT: String(3 * PKOIN), PAYOUT_ALLOWLIST: `${users[0] as string},${users[1] as string}` })
+    const to = users[0] as string
+    const refusals: Array<[unknown, number, string]> = [
+      [{ to: 'not-an-address', amountSat: PKOIN, idempotencyKey: 'r1' }, 400, 'PAYOUT_ERR_ADDRESS'],
+      [{ to, amountSat: 545, idempotencyKey: 'r2' }, 400, 'PAYOUT_ERR_AMOUNT'],
+      [{ to, amountSat: PKOIN, memo: 'x'.repeat(81), idempotencyKey: 'r3' }, 400, 'PAYOUT_ERR_MEMO'],
+      [{ to, amountSat: 2 * PKOIN + 1, idempotencyKey: 'r4' }, 422, 'PAYOUT_ERR_OVER_LIMIT'],
+      [{ to: users[2], amountSat: PKOIN, idempotencyKey: 'r5' }, 422, 'PAYOUT_ERR_NOT_ALLOWED'],
+    ]
+    for (const [body, status, code] of refusals) {
+      const answer = await post(app, '/api/admin/payouts', body)
+      assert.deepEqual([answer.status, answer.body.code], [status, code], JSON.stringify(body))
+    }
+    const bad = await post(app, '/api/admin/payouts', { to, amountSat: PKOIN, idempotencyKey: 'has space' })
+    assert.equal(bad.status, 400)
+    assert.equal((await post(app, '/api/admin/payouts', { to, amountSat: PKOIN, idempotencyKey: 'r6' }, undefined)).body.code, 'ADMIN_TOKEN_MISSING')
+    assert.equal((await post(app, '/api/admin/payouts', { to, amountSat: PKOIN, idempotencyKey: 'r6' }, 'wrong-token-wrong-token-wrong-token-00')).status, 401)
+    assert.equal(node.callsTo('sendrawtransaction').length, 0, 'nothing sent')
+    assert.equal((await post(app, '/api/admin/payouts', { to, amountSat: 2 * PKOIN, idempotencyKey: 'd1' })).status, 201)
+    const overDay = await post(app, '/api/admin/payouts', { to, amountSat: PKOIN + 1, idempotencyKey: 'd2' })
+    assert.deepEqual([overDay.status, overDay.body.code], [422, 'PAYOUT_ERR_DAILY_LIMIT'])
+    const poor = await post(app, '/api/admin/payouts', { to, amountSat: PKOIN, idempotencyKey: 'd3' })
+    assert.deepEqual([poor.status, poor.body.code], [422, 'PAYOUT_ERR_INSUFFICIENT_FUNDS'], 'the one output is held by the first payout until it confirms')
+    assert.equal((await app.get('/api/admin/payouts/po_nosuchpayout00000000', admin)).body.code, 'PAYOUT_ERR_NOT_FOUND')
+  })
+
+  it('sends the same bytes again when the node took a broadcast but its answer was lost: one transaction, paid once', async (t) => {
+    const { node, app, payouts, users } = await service(t)
+    const receiver = users[1] as string
+    node.setFault({ kind: 'drop-after-accept' }, { method: 'sendrawtransaction', times: 1 })
+    const created = await post(app, '/api/admin/payouts', { to: receiver, amountSat: PKOIN, idempotencyKey: 'lost-answer' })
+    assert.equal(created.status, 201)
+    assert.equal(created.body.data.state, 'pending', 'no answer: not known to be taken')
+    await payouts.check()
+    const taken = (await app.get(`/api/admin/payouts/${created.body.data.id as string}`, admin)).body.data
+    assert.deepEqual([taken.state, taken.txid], ['broadcast', created.body.data.txid])
+    node.mineBlock()
+    node.mineBlock()
+    await payouts.check()
+    assert.equal((await app.get(`/api/admin/payouts/${created.body.data.id as string}`, admin)).body.data.state, 'confirmed')
+    assert.equal(paidTo(node, receiver).filter(paid => paid.amountSat === PKOIN).length, 1)
+    const sent = new Set(node.callsTo('sendrawtransaction').map(call => (call.params as string[])[0]))
+    assert.equal(sent.size, 1, 'every broadcast the same bytes')
+  })
+
+  it('gives two payouts at once disjoint outputs, and a third none while they are held', async (t) => {
+    const { node, app, payouts, users } = await service(t, {}, [2 * PKOIN, 2 * PKOIN])
+    const [a, b] = await Promise.all([
+      payouts.send({ to: users[0] as string, amountSat: PKOIN, idempotencyKey: 'both-1' }),
+      payouts.send({ to: users[1] as string, amountSat: PKOIN, idempotencyKey: 'both-2' }),
+    ])
+    assert.deepEqual([a.payout.state, b.payout.state], ['broadcast', 'broadcast'])
+    const inputs = node.callsTo('sendrawtransaction').map(call => decodeTransaction((call.params as string[])[0] as string).inputs.map(input => `${input.txid}:${input.vout}`)).flat()
+    assert.equal(new Set(inputs).size, 2)
+    await assert.rejects(payouts.send({ to: users[2] as string, amountSat: PKOIN, idempotencyKey: 'both-3' }), { code: 'PAYOUT_ERR_INSUFFICIENT_FUNDS' })
+    node.mineBlock()
+    node.mineBlock()
+    await payouts.check()
+    for (const { payout } of [a, b]) assert.equal((await app.get(`/api/admin/payouts/${payout.id}`, admin)).body.data.state, 'confirmed')
+  })
+
+  it('refunds a confirmed invoice to the address its payment came from, never more than was paid, and refuses a second full refund', async (t) => {
+    const users = getDefaultDataset().users.map(user => user.address)
+    const [payer, merchant] = [users[0] as string, users[3] as string]
+    const { node, app, payouts } = await service(t, { PAYMENT_ADDRESS: merchant, PAYMENT_CONFIRMATIONS: '1' })
+    const payments = app.app.payments
+    assert.ok(payments !== undefined)
+    const invoice = await payments.createInvoice({ amount: 150_000_000 })
+    const unpaid = await payments.createInvoice({ amount: 150_000_000 })
+    const paid = node.addTransaction({ inputs: [{ address: payer, amount: 10 * PKOIN }], outputs: [{ address: merchant, amount: 150_000_000 }, { memo: Buffer.from(invoice.memo).toString('hex'), amount: 0 }] })
+    node.mineBlock()
+    const reported = await post(app, `/api/payments/invoices/${invoice.id}/transaction`, { txid: paid.txid }, undefined)
+    assert.equal(reported.body.data.invoice.state, 'confirmed', JSON.stringify(reported.body))
+
+    const part = await payments.refund(invoice.id, { amountSat: 50_000_000 })
+    assert.deepEqual([part.created, part.payout.kind, part.payout.invoiceId, part.payout.to, part.payout.amountSat, part.payout.state], [true, 'refund', invoice.id, payer, 50_000_000, 'broadcast'])
+    const tooMuch = await post(app, `/api/admin/invoices/${invoice.id}/refund`, { amountSat: 100_000_001 })
+    assert.deepEqual([tooMuch.status, tooMuch.body.code], [422, 'REFUND_ERR_TOO_MUCH'])
+    const rest = await post(app, `/api/admin/invoices/${invoice.id}/refund`, { idempotencyKey: 'refund-rest' })
+    assert.deepEqual([rest.status, rest.body.data.amountSat, rest.body.data.to], [201, 100_000_000, payer])
+    const retried = await post(app, `/api/admin/invoices/${invoice.id}/refund`, { idempotencyKey: 'refund-rest' })
+    assert.deepEqual([retried.status, retried.body.data.id], [200, rest.body.data.id], 'the same refund for its key')
+    const again = await post(app, `/api/admin/invoices/${invoice.id}/refund`, {})
+    assert.deepEqual([again.status, again.body.code], [409, 'REFUND_ERR_ALREADY_REFUNDED'])
+    assert.deepEqual([(await post(app, `/api/admin/invoices/${unpaid.id}/refund`, {})).body.code, (await post(app, '/api/admin/invoices/inv_nosuch/refund', {})).body.code], ['REFUND_ERR_NOT_CONFIRMED', 'REFUND_ERR_INVOICE_NOT_FOUND'])
+    node.mineBlock()
+    node.mineBlock()
+    await payouts.check()
+    assert.deepEqual(paidTo(node, payer).filter(output => output.txid === part.payout.txid || output.txid === rest.body.data.txid).map(output => output.amountSat).sort(), [100_000_000, 50_000_000])
+  })
+})
