@@ -11,8 +11,10 @@
  *    A crash between the node's answer and the database's write leaves `pending`: the next check
  *    sends the same bytes, which the node already has.
  * 3. Follow, on every block and every `checkIntervalMs`: the transaction in a block with enough
- *    confirmations, as enough nodes agree → `confirmed`. In a block not yet deep, or back in the
- *    mempool after a re-org → noted, followed on. Known to no node → the same bytes sent again.
+ *    confirmations, as enough nodes agree → `confirmed`. In a block not yet deep → noted, followed
+ *    on. Out of any block (waiting in a mempool, its block gone in a re-org, or known to no node)
+ *    → the same bytes sent again: a node does not mine a disconnected block's transactions again
+ *    unless they are sent again (docs/pocketnet-node.md, "The wallet side").
  * 4. Failed, only when it can never confirm: an output it spends was spent by another transaction
  *    and that has stayed so for `confirmations` blocks, or the node refused the very first
  *    broadcast for a reason that is not a conflict (nothing was ever on the network). Its outputs
@@ -268,10 +270,14 @@ export class PayoutsService {
     }
     if (where.height === undefined) {
       if (payout.height !== undefined) {
-        this.#options.log.warn({ payoutId: payout.id, txid: payout.txid, height: payout.height }, 'Payouts: the payout\'s block left the chain (a re-org); its transaction waits in the mempool again')
+        this.#options.log.warn({ payoutId: payout.id, txid: payout.txid, height: payout.height }, 'Payouts: the payout\'s block left the chain (a re-org); its transaction is sent again')
         await store.inBlock(payout.id, undefined, this.#nextCheck())
         this.#changed(await this.#reread(store, payout))
       }
+      // Answered without a block: in the mempool, or out of a block that left the chain, which the
+      // node keeps answering so but mines again only if sent again. Sending the bytes a node has
+      // in its mempool changes nothing.
+      await this.#broadcast(store, await this.#reread(store, payout))
       return
     }
     const tip = await this.#node.tipHeight()
