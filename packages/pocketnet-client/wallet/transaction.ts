@@ -3,6 +3,13 @@
  * more field, a 4-byte little-endian `nTime` (unix seconds) right after the version:
  * version, nTime, inputs, outputs, lockTime. The app signs no witness, so none is written; bytes
  * that hold one (the segwit marker) are refused rather than half read.
+ *
+ * Why no transaction library: @scure/btc-signer and bitcoinjs-lib both serialize and hash for
+ * signing Bitcoin's layout, with no place for nTime, so the two parts that matter (the bytes and
+ * the signature hash) would be ours anyway; what they would still give (P2PKH scripts, WIF,
+ * addresses) is a few lines over @noble/curves, @noble/hashes and bs58check, which the package
+ * already depends on, where bitcoinjs-lib would bring a second major of @noble/hashes and five
+ * more packages. docs/wallet.md, "Library".
  */
 import { sha256 } from '@noble/hashes/sha2.js'
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js'
