@@ -21,6 +21,7 @@ const SECRET_BYTES = 32
 
 export interface WalletKey {
   readonly network: PocketnetNetwork
+  /** Not enumerable: JSON, logs and `{ ...key }` leave it out. */
   readonly privateKey: Uint8Array
   /** 33 bytes, compressed. */
   readonly publicKey: Uint8Array
@@ -62,7 +63,9 @@ export function keyOfSecret (privateKey: Uint8Array, network: PocketnetNetwork):
   const publicKey = secp256k1.getPublicKey(privateKey, true)
   const publicKeyHash = hash160(publicKey)
   const address = bs58check.encode(Uint8Array.of(ADDRESS_VERSION[network], ...publicKeyHash))
-  return { network, privateKey, publicKey, publicKeyHash, address }
+  const key = { network, publicKey, publicKeyHash, address } as WalletKey
+  // Not enumerable: a key logged, spread or turned into JSON by mistake shows no secret.
+  return Object.defineProperty(key, 'privateKey', { value: privateKey, enumerable: false })
 }
 
 /** RIPEMD-160 of SHA-256: a public key's hash in P2PKH scripts and addresses. */

@@ -46,6 +46,24 @@ describe('Pocketnet transaction bytes', () => {
     assert.throws(() => transactionId('abc'), { code: 'WALLET_ERR_TRANSACTION' })
   })
 
+  it('writes and reads counts of three bytes, and refuses a count not minimally encoded', () => {
+    const tx = decodeTransaction(NODE_SIGNED.hex)
+    const many = { ...tx, outputs: Array.from({ length: 253 }, () => tx.outputs[0]!) }
+    const hex = encodeTransactionHex(many)
+    assert.equal(decodeTransaction(hex).outputs.length, 253)
+    // The output count sits after version, nTime, the input count and the one input.
+    const at = (4 + 4 + 1 + 32 + 4 + 1 + tx.inputs[0]!.scriptSig.length + 4) * 2
+    assert.equal(hex.slice(at, at + 6), 'fdfd00')
+    const nonMinimal = `${NODE_SIGNED.hex.slice(0, at)}fd0300${NODE_SIGNED.hex.slice(at + 2)}`
+    assert.throws(() => decodeTransaction(nonMinimal), { code: 'WALLET_ERR_TRANSACTION', message: /not minimally encoded/ })
+  })
+
+  it('signs only SIGHASH_ALL, and only inputs that exist', () => {
+    const tx = decodeTransaction(NODE_SIGNED.hex)
+    assert.throws(() => signatureHash(tx, 1, new Uint8Array(0)), { code: 'WALLET_ERR_TRANSACTION', message: /no input 1/ })
+    assert.throws(() => signatureHash(tx, 0, new Uint8Array(0), 0x81), { code: 'WALLET_ERR_TRANSACTION', message: /SIGHASH_ALL/ })
+  })
+
   it('refuses to encode fields out of range', () => {
     const tx = decodeTransaction(NODE_SIGNED.hex)
     assert.throws(() => encodeTransactionHex({ ...tx, nTime: 2 ** 32 }), { code: 'WALLET_ERR_TRANSACTION', message: /nTime/ })

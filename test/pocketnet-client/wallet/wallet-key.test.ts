@@ -16,6 +16,16 @@ describe('walletKeyFromWif', () => {
     assert.equal(key.privateKey.length, 32)
   })
 
+  it('keeps the secret out of JSON, logs and spreads', async () => {
+    const key = walletKeyFromWif(ALICE.wif, 'regtest')
+    const secretHex = Buffer.from(key.privateKey).toString('hex')
+    const { inspect } = await import('node:util')
+    for (const shown of [JSON.stringify(key), inspect(key), JSON.stringify({ ...key })]) {
+      assert.ok(!shown.includes(secretHex) && !shown.includes('privateKey'), shown)
+    }
+    assert.equal(JSON.stringify(key).includes(ALICE.address), true)
+  })
+
   it('gives the same secret the mainnet and testnet address of their own version bytes', () => {
     const secret = bs58check.decode(ALICE.wif).subarray(1, 33)
     assert.match(walletKeyFromWif(wifOf(WIF_VERSION.main, secret), 'main').address, /^P/)
