@@ -40,8 +40,17 @@ export class ByteWriter {
   }
 
   compactSize (value: number): this {
-    if (value < 0xfd) this.#room(1).setUint8(0, value)
-    else if (value <= 0xffff) { const view = this.#room(3); view.setUint8(0, 0xfd); view.setUint16(1, value, true) } else { const view = this.#room(5); view.setUint8(0, 0xfe); view.setUint32(1, value, true) }
+    if (value < 0xfd) {
+      this.#room(1).setUint8(0, value)
+    } else if (value <= 0xffff) {
+      const view = this.#room(3)
+      view.setUint8(0, 0xfd)
+      view.setUint16(1, value, true)
+    } else {
+      const view = this.#room(5)
+      view.setUint8(0, 0xfe)
+      view.setUint32(1, value, true)
+    }
     return this
   }
 
@@ -104,13 +113,11 @@ export class ByteReader {
 
   compactSize (what: string): number {
     const first = this.uint8(what)
-    let value: number
-    let least: number
     if (first < 0xfd) return first
-    if (first === 0xfd) { value = this.#view.getUint16(this.#take(2, what), true); least = 0xfd } else if (first === 0xfe) { value = this.#view.getUint32(this.#take(4, what), true); least = 0x10000 } else {
-      throw new WalletError('WALLET_ERR_TRANSACTION', `${what} is a count of 8 bytes, more than a transaction can hold`)
-    }
-    if (value < least) throw new WalletError('WALLET_ERR_TRANSACTION', `${what} is not minimally encoded`)
+    if (first === 0xff) throw new WalletError('WALLET_ERR_TRANSACTION', `${what} is a count of 8 bytes, more than a transaction can hold`)
+    const value = first === 0xfd ? this.#view.getUint16(this.#take(2, what), true) : this.#view.getUint32(this.#take(4, what), true)
+    // The node refuses a count written longer than it needs to be ("non-canonical").
+    if (value < (first === 0xfd ? 0xfd : 0x10000)) throw new WalletError('WALLET_ERR_TRANSACTION', `${what} is not minimally encoded`)
     return value
   }
 
