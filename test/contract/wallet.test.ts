@@ -146,6 +146,18 @@ describe('wallet primitives on the real node', () => {
     assert.equal(await receivedSat(receiver, payment.txid), 3_000_000)
   })
 
+  it('a coin in the tip block: the node counts 0 confirmations, a Coin 1, and it can be spent at once', async () => {
+    const first = buildPayment(key, { coins: await coins(), outputs: [{ address: receiver, amountSat: 1_000_000 }], feeRateSatPerKb: await feeRate(), nTime: nowSeconds() })
+    await api.broadcastTransaction(first.hex)
+    const height = await stakeBlock()
+    const listed = (await publicRpc('txunspent', [[key.address]])).result as Array<{ txid: string, confirmations: number, height: number }>
+    assert.deepEqual(listed.filter(coin => coin.txid === first.txid).map(coin => [coin.height, coin.confirmations]), [[height, 0]])
+    const change = (await coins()).find(coin => coin.txid === first.txid) as Coin
+    assert.deepEqual([change.height, change.confirmations, change.amountSat], [height, 1, first.changeSat])
+    const second = buildPayment(key, { coins: [change], outputs: [{ address: receiver, amountSat: 1_000_000 }], feeRateSatPerKb: await feeRate(), nTime: nowSeconds() })
+    assert.equal((await mempoolVerdict(second.hex)).allowed, true)
+  })
+
   it('several inputs: the largest coins first, as many as the amount and fee need', async () => {
     const available = await coins()
     const largest = Math.max(...available.map(coin => coin.amountSat))

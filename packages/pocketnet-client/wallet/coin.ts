@@ -1,6 +1,6 @@
 /**
- * A coin: an unspent output the wallet may spend, as the node's `txunspent` lists it, read
- * strictly. A node's answer is checked field by field; one malformed entry refuses the whole
+ * A coin: an unspent output the wallet may spend, as the node's `txunspent` lists it (only
+ * outputs in blocks: a transaction in the mempool lists none of its outputs), read strictly. A node's answer is checked field by field; one malformed entry refuses the whole
  * answer, since a list that is wrong in one place may be wrong in others that look right.
  */
 import { isSatoshi, pkoinToSatoshi } from '../payments/satoshi.js'
@@ -11,11 +11,15 @@ export interface Coin {
   vout: number
   address: string
   amountSat: number
-  /** 0 for a coin in the mempool. */
+  /**
+   * Blocks from the coin's block to the best block, both counted (1 in the tip block), as the rest
+   * of this code counts confirmations. The node's `confirmations` counts one less (0 in the tip
+   * block): one is added here.
+   */
   confirmations: number
-  /** The block that holds it; undefined while in the mempool. */
-  height: number | undefined
-  /** An output of a coinbase transaction: spendable after 100 confirmations. */
+  /** The block that holds it. */
+  height: number
+  /** An output of a coinbase or coinstake transaction: spendable after 100 confirmations. */
   coinbase: boolean
   /** An output of a Pocketnet social transaction: spendable after 10 confirmations. */
   pocketTx: boolean
@@ -43,7 +47,7 @@ export function coinsOfUnspent (answer: unknown): Coin[] {
     // Both forms are sent; they must say the same, or neither is believed.
     if (amount !== undefined && (typeof amount !== 'number' || !agrees(amount, amountSat as number))) fail('amount and amountSat disagree')
     if (!Number.isSafeInteger(confirmations) || (confirmations as number) < 0) fail('confirmations is not a non-negative integer')
-    if (height !== undefined && (!Number.isSafeInteger(height) || (height as number) < 0)) fail('height is not a non-negative integer')
+    if (!Number.isSafeInteger(height) || (height as number) < 0) fail('height is not a non-negative integer')
     if (coinbase !== undefined && typeof coinbase !== 'boolean') fail('coinbase is not a boolean')
     if (pockettx !== undefined && typeof pockettx !== 'boolean') fail('pockettx is not a boolean')
     const outpoint = `${txid as string}:${vout as number}`
@@ -54,8 +58,8 @@ export function coinsOfUnspent (answer: unknown): Coin[] {
       vout: vout as number,
       address: address as string,
       amountSat: amountSat as number,
-      confirmations: confirmations as number,
-      height: (confirmations as number) > 0 ? height as number | undefined : undefined,
+      confirmations: (confirmations as number) + 1,
+      height: height as number,
       coinbase: coinbase === true,
       pocketTx: pockettx === true,
     }

@@ -47,7 +47,7 @@ describe('buildPayment', () => {
   it('spends only its own mature coins', () => {
     const coins = [
       coin(9_000_000, 0, { address: BOB }),
-      coin(8_000_000, 1, { confirmations: 0, height: undefined }),
+      coin(8_000_000, 1, { confirmations: 0 }),
       coin(7_000_000, 2, { pocketTx: true, confirmations: 9 }),
       coin(6_000_000, 3, { coinbase: true, confirmations: 99 }),
       coin(2_000_000, 4, { pocketTx: true, confirmations: 10 }),
