@@ -298,7 +298,8 @@ export class ChainHistory {
    * Disconnects the tip, as a re-org (`invalidateblock`) does on a 0.22.7 node: the height goes
    * down by one, and what the block held is in no block and not in the mempool either: the node
    * still answers its transactions, without a block, but never mines them again, and only the
-   * block itself coming back (reconnectTip) brings them back. The block the chain started at
+   * block itself coming back (reconnectTip), or a transaction sent again (acceptToMempool), brings
+   * them back. The block the chain started at
    * cannot be disconnected.
    */
   disconnectTip (): ChainBlock {

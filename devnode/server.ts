@@ -1,8 +1,10 @@
 /**
  * An offline Pocketnet node over real HTTP: the public read RPC with a node's wire format,
  * a generated dataset, a chain that moves when told (blocks with transactions and social events,
- * re-orgs), the node's WebSocket on a port of its own, injectable faults, and, when asked, controls
- * over HTTP that pay, mine and re-org (controls.ts).
+ * re-orgs), the wallet side (txunspent, estimatesmartfee, and sendrawtransaction on the write path
+ * `/post/`, which checks signed payments and puts them in the mempool), the node's WebSocket on a
+ * port of its own, injectable faults, and, when asked, controls over HTTP that pay, fund, mine and
+ * re-org (controls.ts).
  * For development (`npm run devnode`, `npm run demo`), tests and benchmarks.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
@@ -133,7 +135,7 @@ export interface Emulator {
    * Disconnects the tip (a re-org): the height goes down by one, and the next mineBlock() puts a
    * block with another hash there. Nothing is pushed, as on a real node. What the block held is
    * answered without a block and never mined again (as on 0.22.7), unless reconnectBlock() brings
-   * the block back.
+   * the block back or a transaction's bytes are sent again (sendrawtransaction on `/post/`).
    */
   disconnectBlock (): ChainBlock
   /** Connects the block disconnected last again, while the tip is still its parent (`reconsiderblock`). */

@@ -47,14 +47,23 @@ function body (inputs: Spend[], outputs: Pay[], scripts: Buffer[], time: number)
   }
   return Buffer.concat([...parts, u32(0)])
 }
-function sign (inputs: Spend[], outputs: Pay[], time = 1_800_000_000): string {
+const CURVE_ORDER = 0xFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFEBAAEDCE6AF48A03BBFD25E8CD0364141n
+interface SignOptions { time?: number, version?: number, highS?: boolean, extraPush?: boolean }
+function sign (inputs: Spend[], outputs: Pay[], options: SignOptions = {}): string {
+  const time = options.time ?? 1_800_000_000
+  const withVersion = (bytes: Buffer): Buffer => {
+    if (options.version !== undefined) bytes.writeUInt32LE(options.version, 0)
+    return bytes
+  }
   const scriptSigs = inputs.map((input, i) => {
-    const preimage = Buffer.concat([body(inputs, outputs, inputs.map((each, j) => j === i ? each.key.script : Buffer.alloc(0)), time), u32(1)])
-    const der = secp256k1.sign(sha256(sha256(preimage)), input.key.secret, { prehash: false, lowS: true, format: 'der' })
-    const signature = Buffer.concat([der, Buffer.from([1])])
-    return Buffer.concat([varint(signature.length), signature, varint(33), input.key.pubkey])
+    const preimage = withVersion(Buffer.concat([body(inputs, outputs, inputs.map((each, j) => j === i ? each.key.script : Buffer.alloc(0)), time), u32(1)]))
+    let signed = secp256k1.Signature.fromBytes(secp256k1.sign(sha256(sha256(preimage)), input.key.secret, { prehash: false, lowS: true }))
+    if (options.highS) signed = new secp256k1.Signature(signed.r, CURVE_ORDER - signed.s)
+    const signature = Buffer.concat([signed.toBytes('der'), Buffer.from([1])])
+    const extra = options.extraPush ? Buffer.from('02abcd', 'hex') : Buffer.alloc(0)
+    return Buffer.concat([extra, varint(signature.length), signature, varint(33), input.key.pubkey])
   })
-  return body(inputs, outputs, scriptSigs, time).toString('hex')
+  return withVersion(body(inputs, outputs, scriptSigs, time)).toString('hex')
 }
 const txidOf = (hex: string): string => Buffer.from(sha256(sha256(Buffer.from(hex, 'hex')))).reverse().toString('hex')
 const memo = (text: string): Buffer => Buffer.concat([Buffer.from([0x6a, text.length]), Buffer.from(text)])
@@ -125,6 +134,13 @@ describe('the emulator\'s wallet side', () => {
     // The minimum relay fee is 1,000 satoshi per 1,000 bytes: one a byte.
     const cheap = sign(spend, paying(19_999_901))
     cases.push(['a fee of 99', cheap, [-26, `min relay fee not met, 99 < ${cheap.length / 2}`]])
+    const twoMemos = [{ script: receiver.script, sat: 1_000_000 }, { script: memo('a'), sat: 0 }, { script: memo('b'), sat: 0 }]
+    cases.push(
+      ['version 3', sign(spend, paying(1_000_000, 18_990_000), { version: 3 }), [-26, 'version']],
+      ['two OP_RETURN outputs', sign(spend, twoMemos), [-26, 'multi-op-return']],
+      ['a high S', sign(spend, paying(1_000_000, 18_990_000), { highS: true }), [-26, 'non-mandatory-script-verify-flag (Non-canonical signature: S value is unnecessarily high)']],
+      ['an extra push', sign(spend, paying(1_000_000, 18_990_000), { extraPush: true }), [-26, 'non-mandatory-script-verify-flag (Stack size must be exactly one after execution)']]
+    )
     for (const [name, hex, expected] of cases) {
       const answer = await send(node.url, hex)
       assert.deepEqual([answer.status, refusal(answer)], [500, expected], name)
@@ -135,6 +151,15 @@ describe('the emulator\'s wallet side', () => {
     assert.deepEqual(refusal(await rpc(node.url, '/post/', 'sendrawtransaction', [])), [-32603, 'JSON value is not a string as expected'])
     assert.deepEqual(refusal(await rpc(node.url, '/post/', 'sendrawtransaction', [1, {}])), [-3, 'Expected type string, got number'])
     assert.deepEqual(refusal(await rpc(node.url, '/post/', 'sendrawtransaction', ['00', 'x'])), [-3, 'Expected type object, got string'])
+    const badAddresses: Array<[unknown[], [number, string]]> = [
+      [['x'], [-3, 'Expected type array, got string']],
+      [[[]], [-5, 'Invalid Pocketcoin addresses']],
+      [[['Pxxx']], [-5, 'Invalid Pocketcoin address: Pxxx']],
+      [[[1]], [-32603, 'JSON value is not a string as expected']],
+    ]
+    for (const [params, expected] of badAddresses) {
+      assert.deepEqual(refusal(await rpc(node.url, '/public/', 'txunspent', params)), expected, JSON.stringify(params))
+    }
     const onRead = await rpc(node.url, '/public/', 'sendrawtransaction', [sign(spend, paying(1_000_000, 18_990_000)), {}])
     assert.deepEqual([onRead.status, refusal(onRead)], [404, [-32601, 'Method not found']])
     assert.equal(node.chain.pendingTransactions.length, 0)
@@ -161,6 +186,37 @@ describe('the emulator\'s wallet side', () => {
     node.mineBlock()
     const mined = (await rpc(node.url, '/public/', 'getrawtransaction', [txidOf(hex)])).result
     assert.equal(mined.height, node.height)
+  })
+
+  it('takes a spend of a mempool output, under each name of the write path, and mines parent and child in order', async (t) => {
+    const node = await startEmulator(t)
+    const coin = node.fund(payer.address, 20_000_000)
+    const parent = sign([{ ...coin, key: payer }], [{ script: receiver.script, sat: 10_000_000 }, { script: payer.script, sat: 9_990_000 }])
+    assert.equal((await rpc(node.url, '/post/', 'addtransaction', [parent, {}])).result, txidOf(parent))
+    const child = sign([{ txid: txidOf(parent), vout: 1, key: payer }], [{ script: receiver.script, sat: 9_980_000 }])
+    assert.equal((await rpc(node.url, '/post/', 'sendrawtransactionwithmessage', [child, {}])).result, txidOf(child))
+    node.mineBlock()
+    assert.deepEqual(node.chain.tip.transactions.map(each => each.txid), [txidOf(parent), txidOf(child)])
+    const coins = (await rpc(node.url, '/public/', 'txunspent', [[receiver.address, payer.address]])).result
+    assert.deepEqual(coins.map((each: any) => [each.txid, each.vout, each.amountSat]), [[txidOf(parent), 0, 10_000_000], [txidOf(child), 0, 9_980_000]])
+  })
+
+  it('lets another transaction spend a coin a dropped one spent, and lets go of a mempool copy when the old block comes back', async (t) => {
+    const node = await startEmulator(t)
+    const [first, second] = [node.fund(payer.address, 20_000_000), node.fund(payer.address, 30_000_000)]
+    const dropped = sign([{ ...first, key: payer }], [{ script: receiver.script, sat: 19_990_000 }])
+    const back = sign([{ ...second, key: payer }], [{ script: receiver.script, sat: 29_990_000 }])
+    await send(node.url, dropped)
+    await send(node.url, back)
+    node.mineBlock()
+    node.disconnectBlock()
+    const other = sign([{ ...first, key: payer }], [{ script: payer.script, sat: 19_980_000 }])
+    assert.equal((await send(node.url, other)).result, txidOf(other))
+    assert.equal((await send(node.url, back)).result, txidOf(back))
+    node.reconnectBlock()
+    // The old block holds `back` and `dropped`, which spends what `other` spends: both leave the mempool.
+    assert.deepEqual(node.chain.pendingTransactions, [])
+    assert.deepEqual(refusal(await send(node.url, back)), [-27, 'transaction already in block chain'])
   })
 
   it('answers estimatesmartfee with the rate set, the node\'s errors answer without one, and the node\'s param errors', async (t) => {
