@@ -3,14 +3,12 @@
  * the fund and fee-rate controls and the broadcast faults. Transactions are signed here by a signer
  * of the test's own (not the emulator's, not pocketnet-client's), and one signed by a real 0.22.7
  * regtest node is replayed, so the emulator's signature hash is held to the node's. Every refusal
- * expected is the code and text the real node answered (docs/pocketnet-node.md, "The wallet side").
+ * expected is the code and text the real node answered (docs/pocketnet-node.md, "The wallet side");
+ * test/contract/wallet-side.test.ts sends the same kinds of transactions to a real node.
  */
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { secp256k1 } from '@noble/curves/secp256k1.js'
-import { ripemd160 } from '@noble/hashes/legacy.js'
-import { sha256 } from '@noble/hashes/sha2.js'
-import bs58check from 'bs58check'
+import { memoScript as memo, sign, testKey as keyOf, txidOf, unsigned as unsignedOf, type Pay } from '../helpers/pocketnet-signer.js'
 import { startEmulator } from '../helpers/start-emulator.js'
 
 type Answer = { status: number, result: any, error: { code: number, message: string } | null }
@@ -23,50 +21,6 @@ async function rpc (url: string, path: '/public/' | '/post/', method: string, pa
 
 const send = (url: string, hex: string): Promise<Answer> => rpc(url, '/post/', 'sendrawtransaction', [hex, {}])
 const refusal = (answer: Answer): [number, string] | undefined => answer.error === null ? undefined : [answer.error.code, answer.error.message]
-
-// The test's own signer: Pocketnet's legacy serialization (nTime after the version) and SIGHASH_ALL.
-interface Key { secret: Uint8Array, pubkey: Uint8Array, address: string, script: Buffer }
-function keyOf (seed: string): Key {
-  const secret = sha256(new TextEncoder().encode(seed))
-  const pubkey = secp256k1.getPublicKey(secret, true)
-  const hash = ripemd160(sha256(pubkey))
-  return { secret, pubkey, address: bs58check.encode(Uint8Array.from([0x37, ...hash])), script: Buffer.concat([Buffer.from('76a914', 'hex'), hash, Buffer.from('88ac', 'hex')]) }
-}
-interface Spend { txid: string, vout: number, key: Key }
-interface Pay { script: Buffer, sat: number }
-const u32 = (n: number): Buffer => { const b = Buffer.alloc(4); b.writeUInt32LE(n); return b }
-const varint = (n: number): Buffer => Buffer.from([n])
-function body (inputs: Spend[], outputs: Pay[], scripts: Buffer[], time: number): Buffer {
-  const parts = [u32(2), u32(time), varint(inputs.length)]
-  inputs.forEach((input, i) => parts.push(Buffer.from(input.txid, 'hex').reverse(), u32(input.vout), varint((scripts[i] as Buffer).length), scripts[i] as Buffer, u32(0xffffffff)))
-  parts.push(varint(outputs.length))
-  for (const output of outputs) {
-    const value = Buffer.alloc(8)
-    value.writeBigInt64LE(BigInt(output.sat))
-    parts.push(value, varint(output.script.length), output.script)
-  }
-  return Buffer.concat([...parts, u32(0)])
-}
-const CURVE_ORDER = 0xFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFEBAAEDCE6AF48A03BBFD25E8CD0364141n
-interface SignOptions { time?: number, version?: number, highS?: boolean, extraPush?: boolean }
-function sign (inputs: Spend[], outputs: Pay[], options: SignOptions = {}): string {
-  const time = options.time ?? 1_800_000_000
-  const withVersion = (bytes: Buffer): Buffer => {
-    if (options.version !== undefined) bytes.writeUInt32LE(options.version, 0)
-    return bytes
-  }
-  const scriptSigs = inputs.map((input, i) => {
-    const preimage = withVersion(Buffer.concat([body(inputs, outputs, inputs.map((each, j) => j === i ? each.key.script : Buffer.alloc(0)), time), u32(1)]))
-    let signed = secp256k1.Signature.fromBytes(secp256k1.sign(sha256(sha256(preimage)), input.key.secret, { prehash: false, lowS: true }))
-    if (options.highS) signed = new secp256k1.Signature(signed.r, CURVE_ORDER - signed.s)
-    const signature = Buffer.concat([signed.toBytes('der'), Buffer.from([1])])
-    const extra = options.extraPush ? Buffer.from('02abcd', 'hex') : Buffer.alloc(0)
-    return Buffer.concat([extra, varint(signature.length), signature, varint(33), input.key.pubkey])
-  })
-  return withVersion(body(inputs, outputs, scriptSigs, time)).toString('hex')
-}
-const txidOf = (hex: string): string => Buffer.from(sha256(sha256(Buffer.from(hex, 'hex')))).reverse().toString('hex')
-const memo = (text: string): Buffer => Buffer.concat([Buffer.from([0x6a, text.length]), Buffer.from(text)])
 
 const payer = keyOf('wallet test payer')
 const receiver = keyOf('wallet test receiver')
@@ -145,7 +99,7 @@ describe('the emulator\'s wallet side', () => {
       const answer = await send(node.url, hex)
       assert.deepEqual([answer.status, refusal(answer)], [500, expected], name)
     }
-    const unsigned = body(spend, paying(1_000_000, 18_990_000), [Buffer.alloc(0)], 1_800_000_000).toString('hex')
+    const unsigned = unsignedOf(spend, paying(1_000_000, 18_990_000))
     assert.deepEqual(refusal(await send(node.url, unsigned)), [-26, 'mandatory-script-verify-flag-failed (Operation not valid with the current stack size)'])
     // The params as the node checks them, and the read path, which has no write method.
     assert.deepEqual(refusal(await rpc(node.url, '/post/', 'sendrawtransaction', [])), [-32603, 'JSON value is not a string as expected'])
