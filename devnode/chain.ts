@@ -233,12 +233,15 @@ export class ChainHistory {
    * height, then in block order.
    */
   unspentOutputs (addresses: ReadonlySet<string>): ChainCoin[] {
+    const spent = new Set<string>()
+    for (const transaction of [...this.#blocks, ...this.#disconnected].flatMap(block => block.transactions).concat(this.#pendingTransactions)) {
+      for (const input of transaction.inputs) if (input.txid !== undefined) spent.add(`${input.txid}:${input.vout ?? 0}`)
+    }
     const coins: ChainCoin[] = []
     for (const block of this.#blocks) {
       for (const transaction of block.transactions) {
         transaction.outputs.forEach((output, vout) => {
-          if (output.address === undefined || !addresses.has(output.address)) return
-          if (this.spenderOf(transaction.txid, vout, ['block', 'mempool', 'dropped']) !== undefined) return
+          if (output.address === undefined || !addresses.has(output.address) || spent.has(`${transaction.txid}:${vout}`)) return
           coins.push({ transaction, vout, output, block })
         })
       }
