@@ -16,6 +16,20 @@ export interface ChainOutput {
   /** Satoshi. */
   amount: number
   memo?: string
+  /** The output's script (hex) when it is neither P2PKH nor a one-push OP_RETURN's `memo`, e.g. an OP_RETURN of several pushes sent with sendrawtransaction. */
+  script?: string
+}
+
+/** Where a transaction the node knows is: a block of the chain, the mempool, or a block a re-org disconnected. */
+export type TransactionPlace = 'block' | 'mempool' | 'dropped'
+
+/** An output with what it is part of. */
+export interface ChainCoin {
+  transaction: ChainTransaction
+  vout: number
+  output: ChainOutput
+  /** The block holding it; undefined in the mempool. */
+  block?: ChainBlock
 }
 
 export interface ChainInput {
@@ -107,6 +121,12 @@ export interface ChainHistoryOptions {
 /** Seconds between blocks below the start. */
 const BLOCK_SPACING_S = 60
 
+function coinOf (transaction: ChainTransaction, vout: number, block?: ChainBlock): ChainCoin | undefined {
+  const output = transaction.outputs[vout]
+  if (output === undefined) return undefined
+  return { transaction, vout, output, ...(block === undefined ? {} : { block }) }
+}
+
 function hex32 (): string {
   return randomBytes(32).toString('hex')
 }
@@ -175,6 +195,65 @@ export class ChainHistory {
     return pending === undefined ? undefined : { transaction: pending }
   }
 
+  /** Where the transaction `txid` is, or undefined when the node does not know it. */
+  placeOf (txid: string): TransactionPlace | undefined {
+    if (this.#blocks.some(block => block.transactions.some(each => each.txid === txid))) return 'block'
+    if (this.#pendingTransactions.some(each => each.txid === txid)) return 'mempool'
+    if (this.#disconnected.some(block => block.transactions.some(each => each.txid === txid))) return 'dropped'
+    return undefined
+  }
+
+  /** Output `vout` of `txid` when the transaction is in a block of the chain or in the mempool (a dropped one's outputs exist nowhere). */
+  coin (txid: string, vout: number): ChainCoin | undefined {
+    for (const block of this.#blocks) {
+      const transaction = block.transactions.find(each => each.txid === txid)
+      if (transaction !== undefined) return coinOf(transaction, vout, block)
+    }
+    const pending = this.#pendingTransactions.find(each => each.txid === txid)
+    return pending === undefined ? undefined : coinOf(pending, vout)
+  }
+
+  /** The transaction in `places` spending output `vout` of `txid`, if any. */
+  spenderOf (txid: string, vout: number, places: readonly TransactionPlace[]): ChainTransaction | undefined {
+    const spends = (transaction: ChainTransaction): boolean => transaction.inputs.some(input => input.txid === txid && (input.vout ?? 0) === vout)
+    const lists: ChainTransaction[][] = []
+    if (places.includes('block')) lists.push(...this.#blocks.map(block => [...block.transactions]))
+    if (places.includes('mempool')) lists.push(this.#pendingTransactions)
+    if (places.includes('dropped')) lists.push(...this.#disconnected.map(block => [...block.transactions]))
+    for (const list of lists) {
+      const found = list.find(spends)
+      if (found !== undefined) return found
+    }
+    return undefined
+  }
+
+  /**
+   * The outputs to `addresses` in blocks of the chain that no transaction the node knows spends (in
+   * a block, in the mempool, or dropped by a re-org: its index keeps every spend it has seen), by
+   * height, then in block order.
+   */
+  unspentOutputs (addresses: ReadonlySet<string>): ChainCoin[] {
+    const spent = new Set<string>()
+    for (const transaction of [...this.#blocks, ...this.#disconnected].flatMap(block => block.transactions).concat(this.#pendingTransactions)) {
+      for (const input of transaction.inputs) if (input.txid !== undefined) spent.add(`${input.txid}:${input.vout ?? 0}`)
+    }
+    const coins: ChainCoin[] = []
+    for (const block of this.#blocks) {
+      for (const transaction of block.transactions) {
+        transaction.outputs.forEach((output, vout) => {
+          if (output.address === undefined || !addresses.has(output.address) || spent.has(`${transaction.txid}:${vout}`)) return
+          coins.push({ transaction, vout, output, block })
+        })
+      }
+    }
+    return coins
+  }
+
+  /** Puts a transaction already checked into the mempool, as it is (a dropped one sent again keeps its txid and time). */
+  acceptToMempool (transaction: ChainTransaction): void {
+    this.#pendingTransactions.push(transaction)
+  }
+
   /** Puts a transaction into the next block; what is left out is made up (txid, time, a plain payment). */
   addTransaction (spec: NewTransaction): ChainTransaction {
     const transaction: ChainTransaction = {
@@ -222,7 +301,8 @@ export class ChainHistory {
    * Disconnects the tip, as a re-org (`invalidateblock`) does on a 0.22.7 node: the height goes
    * down by one, and what the block held is in no block and not in the mempool either: the node
    * still answers its transactions, without a block, but never mines them again, and only the
-   * block itself coming back (reconnectTip) brings them back. The block the chain started at
+   * block itself coming back (reconnectTip), or a transaction sent again (acceptToMempool), brings
+   * them back. The block the chain started at
    * cannot be disconnected.
    */
   disconnectTip (): ChainBlock {
@@ -242,6 +322,11 @@ export class ChainHistory {
     if (block === undefined) throw new Error('No disconnected block to connect again')
     if (block.height !== this.tip.height + 1) throw new Error(`The disconnected block ${block.height} no longer follows the tip (${this.tip.height}): another block took its height`)
     this.#disconnected.pop()
+    // As when any block connects: the mempool lets go of what the block holds, and of what conflicts with it.
+    const spentByBlock = new Set(block.transactions.flatMap(each => each.inputs.filter(input => input.txid !== undefined).map(input => `${input.txid}:${input.vout ?? 0}`)))
+    this.#pendingTransactions = this.#pendingTransactions.filter(pending =>
+      !block.transactions.some(each => each.txid === pending.txid) &&
+      !pending.inputs.some(input => input.txid !== undefined && spentByBlock.has(`${input.txid}:${input.vout ?? 0}`)))
     this.#blocks.push(block)
     for (const listener of this.#listeners) listener.connected?.(block)
     return block

@@ -1,6 +1,7 @@
 /**
  * The emulator's controls over HTTP, for the demo and for tests in another process: pay from an
- * address to an address with a memo, mine a block, disconnect the tip (a re-org) and connect it again. Off unless
+ * address to an address with a memo, fund an address with a confirmed coin, mine a block,
+ * disconnect the tip (a re-org) and connect it again, set the fee rate estimatesmartfee answers. Off unless
  * `createEmulator({ controls: true })` (`npm run devnode` and `npm run demo` turn them on). They
  * live under `/devnode/`, a path no node method uses, on the emulator's own port; JSON in and out.
  *
@@ -24,7 +25,7 @@ export interface ControlOptions {
   remote?: boolean
 }
 
-/** Where the controls live: `POST <emulator url>/devnode/pay`, `/devnode/mine`, `/devnode/disconnect`, `/devnode/reconnect`. */
+/** Where the controls live: `POST <emulator url>/devnode/pay`, `/devnode/fund`, `/devnode/mine`, `/devnode/disconnect`, `/devnode/reconnect`, `/devnode/feerate`. */
 export const CONTROLS_PATH = '/devnode'
 
 /** Pays when a payment names no `from`: a made-up wallet of the emulator's, the same every run. */
@@ -120,6 +121,40 @@ export function paymentTransaction (order: PaymentOrder): NewTransaction {
   return { txType: 1, inputs: [{ address: order.from, amount: received + PAYMENT_FEE_SAT }], outputs }
 }
 
+/** Checks a body of `POST /devnode/fund`: `{ address, amountSat }`. */
+export function parseFundOrder (body: unknown): { address: string, amountSat: number } {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw invalid('INVALID_BODY', 'the body must be a JSON object: { "address", "amountSat" }')
+  const fields = body as Record<string, unknown>
+  const unknown = Object.keys(fields).find(name => name !== 'address' && name !== 'amountSat')
+  if (unknown !== undefined) throw invalid('INVALID_BODY', `unknown field ${JSON.stringify(unknown)}: the fields are address, amountSat`)
+  const problem = addressProblem(fields.address)
+  if (problem !== undefined) throw invalid('INVALID_ADDRESS', `address: ${problem}`)
+  const amountSat = fields.amountSat
+  if (typeof amountSat !== 'number' || !Number.isSafeInteger(amountSat) || amountSat <= 0) {
+    throw invalid('INVALID_AMOUNT', `amountSat must be a positive whole number of satoshi (a JSON number), not ${JSON.stringify(amountSat) ?? 'undefined'}`)
+  }
+  return { address: fields.address as string, amountSat }
+}
+
+/**
+ * Pays `amountSat` to `address` from the emulator's wallet (output 0), in a block mined at once with
+ * whatever else is pending: a confirmed coin that txunspent lists and sendrawtransaction can spend.
+ */
+export function fundAddress (chain: ChainHistory, address: string, amountSat: number): { txid: string, vout: number, amountSat: number, height: number, hash: string } {
+  const { txid } = chain.addTransaction({ txType: 1, inputs: [{ address: DEVNODE_WALLET, amount: amountSat + PAYMENT_FEE_SAT }], outputs: [{ address, amount: amountSat }] })
+  const block = chain.mine()
+  return { txid, vout: 0, amountSat, height: block.height, hash: block.hash }
+}
+
+/** Checks a body of `POST /devnode/feerate`: `{ satPerKb }`, a whole number or null. */
+function parseFeeRate (body: unknown): number | null {
+  const fields = typeof body === 'object' && body !== null && !Array.isArray(body) ? body as Record<string, unknown> : undefined
+  if (fields === undefined || Object.keys(fields).some(name => name !== 'satPerKb') || !('satPerKb' in fields)) throw invalid('INVALID_BODY', 'the body must be { "satPerKb": <satoshi per 1,000 bytes, or null for no estimate> }')
+  const rate = fields.satPerKb
+  if (rate !== null && (typeof rate !== 'number' || !Number.isSafeInteger(rate) || rate < 0)) throw invalid('INVALID_FEE_RATE', `satPerKb must be a whole number of satoshi per 1,000 bytes from 0, or null, not ${JSON.stringify(rate)}`)
+  return rate as number | null
+}
+
 /** Whether a socket's remote address is this machine's loopback (IPv4, IPv6, or IPv4 mapped in IPv6). */
 export function isLoopback (address: string | undefined): boolean {
   if (address === undefined) return false
@@ -174,10 +209,25 @@ export interface Controls {
   handle (request: IncomingMessage, response: ServerResponse): Promise<void>
 }
 
-export function createControls (chain: ChainHistory, options: ControlOptions = {}): Controls {
+/** What the controls change beyond the chain. */
+export interface ControlHooks {
+  setFeeRate (feeRatePerKb: number | null): void
+}
+
+export function createControls (chain: ChainHistory, options: ControlOptions = {}, hooks?: ControlHooks): Controls {
   const actions: Record<string, Action> = {
     pay (body) {
       return { txid: chain.addTransaction(paymentTransaction(parsePaymentOrder(body))).txid }
+    },
+    fund (body) {
+      const order = parseFundOrder(body)
+      return fundAddress(chain, order.address, order.amountSat)
+    },
+    feerate (body) {
+      const satPerKb = parseFeeRate(body)
+      if (hooks === undefined) throw new ControlError(404, 'NOT_FOUND', 'this emulator takes no fee rate')
+      hooks.setFeeRate(satPerKb)
+      return { satPerKb }
     },
     mine (body) {
       expectNothing(body, 'mine')
@@ -224,7 +274,7 @@ export function createControls (chain: ChainHistory, options: ControlOptions = {
       throw new ControlError(403, 'BROWSER_REFUSED', 'the emulator\'s controls answer no browser: call them from a program or curl (the demo page pays through the demo\'s own route)')
     }
     const action = actionOf(request.url ?? '/')
-    if (action === undefined) throw new ControlError(404, 'NOT_FOUND', `no control at ${new URL(request.url ?? '/', 'http://emulator').pathname}: POST ${CONTROLS_PATH}/pay, ${CONTROLS_PATH}/mine, ${CONTROLS_PATH}/disconnect or ${CONTROLS_PATH}/reconnect`)
+    if (action === undefined) throw new ControlError(404, 'NOT_FOUND', `no control at ${new URL(request.url ?? '/', 'http://emulator').pathname}: POST ${CONTROLS_PATH}/pay, ${CONTROLS_PATH}/fund, ${CONTROLS_PATH}/mine, ${CONTROLS_PATH}/disconnect, ${CONTROLS_PATH}/reconnect or ${CONTROLS_PATH}/feerate`)
     if (request.method !== 'POST') throw new ControlError(405, 'METHOD_NOT_ALLOWED', 'the controls take POST only')
     return action(await jsonBody(request))
   }

@@ -20,6 +20,10 @@ export type Fault =
   | { kind: 'drop' }
   /** getnodeinfo reports a height this many blocks behind. */
   | { kind: 'lag', blocks: number }
+  /** sendrawtransaction checks the transaction and answers its txid, but keeps it nowhere: never in the mempool, never mined (a node that lost it). */
+  | { kind: 'lose-broadcast' }
+  /** The call is carried out (a transaction sent goes into the mempool), then the connection closes without an answer. */
+  | { kind: 'drop-after-accept' }
 
 export interface FaultScope {
   /** Only calls of this method. */

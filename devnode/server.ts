@@ -1,8 +1,10 @@
 /**
  * An offline Pocketnet node over real HTTP: the public read RPC with a node's wire format,
  * a generated dataset, a chain that moves when told (blocks with transactions and social events,
- * re-orgs), the node's WebSocket on a port of its own, injectable faults, and, when asked, controls
- * over HTTP that pay, mine and re-org (controls.ts).
+ * re-orgs), the wallet side (txunspent, estimatesmartfee, and sendrawtransaction on the write path
+ * `/post/`, which checks signed payments and puts them in the mempool), the node's WebSocket on a
+ * port of its own, injectable faults, and, when asked, controls over HTTP that pay, fund, mine and
+ * re-org (controls.ts).
  * For development (`npm run devnode`, `npm run demo`), tests and benchmarks.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
@@ -10,14 +12,15 @@ import type { Socket } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { DEFAULT_HEIGHT, getDefaultDataset, type Dataset } from './data/generate.js'
 import { ChainHistory, type ChainBlock, type ChainNotification, type ChainTransaction, type NewNotification, type NewTransaction } from './chain.js'
-import { createControls, type ControlOptions } from './controls.js'
+import { createControls, fundAddress, type ControlOptions } from './controls.js'
 import { ActiveFault, answerWithFault, type Fault, type FaultScope } from './faults.js'
-import { READ_ONLY_METHODS, RpcError, callMethod, type ChainState } from './methods/index.js'
+import { DEFAULT_FEE_RATE_PER_KB, READ_ONLY_METHODS, RpcError, SEND_METHODS, callMethod, sendRawTransaction, type ChainState } from './methods/index.js'
 import { createNodeWebSocket, type WebSocketControls } from './websocket.js'
 
 export type { Fault, FaultScope } from './faults.js'
 export type { ControlOptions } from './controls.js'
 export { CONTROLS_PATH, DEVNODE_WALLET, PAYMENT_FEE_SAT } from './controls.js'
+export { DEFAULT_FEE_RATE_PER_KB } from './methods/index.js'
 export { ChainHistory } from './chain.js'
 export type { ChainBlock, ChainNotification, ChainOutput, ChainTransaction, NewNotification, NewTransaction, SocialEventType } from './chain.js'
 export type { WebSocketControls, WebSocketMode, WebSocketRegistration } from './websocket.js'
@@ -40,6 +43,11 @@ export interface EmulatorOptions {
   wsPort?: number
   /** Added before every answer. */
   latencyMs?: number
+  /**
+   * What estimatesmartfee answers, satoshi per 1,000 bytes (null: no estimate, the node's
+   * `errors` answer). Default DEFAULT_FEE_RATE_PER_KB.
+   */
+  feeRatePerKb?: number | null
   /** Mine a block every N ms. Default: only when mineBlock() is called. */
   blockIntervalMs?: number
   dataset?: Dataset
@@ -54,11 +62,20 @@ export interface EmulatorOptions {
    */
   workQueue?: WorkQueueModel
   /**
-   * Controls over HTTP under `/devnode/` (controls.ts): `POST /devnode/pay`, `/devnode/mine`,
-   * `/devnode/disconnect`, for loopback clients that are not browsers (`{ remote: true }`: any
+   * Controls over HTTP under `/devnode/` (controls.ts): `POST /devnode/pay`, `/devnode/fund`, `/devnode/mine`,
+   * `/devnode/disconnect`, `/devnode/reconnect`, `/devnode/feerate`, for loopback clients that are not browsers (`{ remote: true }`: any
    * client). Default off: those paths are then a node's, and answer as it does.
    */
   controls?: boolean | ControlOptions
+}
+
+export interface FundedCoin {
+  txid: string
+  vout: number
+  amountSat: number
+  /** The block mined for it. */
+  height: number
+  hash: string
 }
 
 export interface WorkQueueModel {
@@ -105,13 +122,20 @@ export interface Emulator {
   chain: ChainHistory
   /** Adds a transaction to the next block. */
   addTransaction (transaction: NewTransaction): ChainTransaction
+  /**
+   * Pays `amountSat` to `address` from the emulator's wallet in a block mined at once (with whatever
+   * else waits in the mempool): a coin the address can spend, listed by txunspent from now on.
+   */
+  fund (address: string, amountSat: number): FundedCoin
+  /** What estimatesmartfee answers from now on: satoshi per 1,000 bytes, or null for no estimate. */
+  setFeeRate (feeRatePerKb: number | null): void
   /** Adds a social event (a comment, a score, a subscription …) to the next block. */
   addNotification (notification: NewNotification): ChainNotification
   /**
    * Disconnects the tip (a re-org): the height goes down by one, and the next mineBlock() puts a
    * block with another hash there. Nothing is pushed, as on a real node. What the block held is
    * answered without a block and never mined again (as on 0.22.7), unless reconnectBlock() brings
-   * the block back.
+   * the block back or a transaction's bytes are sent again (sendrawtransaction on `/post/`).
    */
   disconnectBlock (): ChainBlock
   /** Connects the block disconnected last again, while the tip is still its parent (`reconsiderblock`). */
@@ -170,6 +194,7 @@ export async function createEmulator (options: EmulatorOptions = {}): Promise<Em
     blockHash: history.tip.hash,
     blockTime: history.tip.time,
     lag: 0,
+    feeRatePerKb: options.feeRatePerKb === undefined ? DEFAULT_FEE_RATE_PER_KB : options.feeRatePerKb,
   }
   const followTip = (): void => {
     Object.assign(chain, { height: history.tip.height, blockHash: history.tip.hash, blockTime: history.tip.time })
@@ -182,7 +207,12 @@ export async function createEmulator (options: EmulatorOptions = {}): Promise<Em
     calls.push(call)
   }
   const sockets = new Set<Socket>()
-  const controls = options.controls ? createControls(history, options.controls === true ? {} : options.controls) : undefined
+  const setFeeRate = (feeRatePerKb: number | null): void => {
+    if (feeRatePerKb !== null && (!Number.isSafeInteger(feeRatePerKb) || feeRatePerKb < 0)) throw new RangeError(`the fee rate must be a whole number of satoshi per 1,000 bytes from 0, or null, not ${feeRatePerKb}`)
+    chain.feeRatePerKb = feeRatePerKb
+  }
+  setFeeRate(chain.feeRatePerKb ?? null)
+  const controls = options.controls ? createControls(history, options.controls === true ? {} : options.controls, { setFeeRate }) : undefined
   let fault: ActiveFault | undefined
   let closed = false
 
@@ -243,9 +273,11 @@ export async function createEmulator (options: EmulatorOptions = {}): Promise<Em
     })
   }
 
-  /** The answer to one call on `path`; the write path (`/post/`) serves no read method but `help`. */
-  function dispatch (path: string, method: string, params: unknown[]): unknown {
-    if (path.startsWith('/post/') && READ_ONLY_METHODS.has(method)) throw new RpcError(-32601, 'Method not found', 404)
+  /** The answer to one call on `path`; the write path (`/post/`) serves no read method but `help`, and the read path no write method. */
+  function dispatch (path: string, method: string, params: unknown[], fault: Fault | undefined): unknown {
+    const writePath = path.startsWith('/post/')
+    if (writePath && READ_ONLY_METHODS.has(method)) throw new RpcError(-32601, 'Method not found', 404)
+    if (writePath && SEND_METHODS.has(method)) return sendRawTransaction(history, params, { lose: fault?.kind === 'lose-broadcast' })
     return callMethod(dataset, chain, method, params, history, webSocket.port)
   }
 
@@ -300,7 +332,12 @@ export async function createEmulator (options: EmulatorOptions = {}): Promise<Em
     chain.lag = active?.kind === 'lag' ? active.blocks : 0
     try {
       const params = Array.isArray(rawParams) ? rawParams : []
-      sendJson(response, 200, { result: dispatch(request.url ?? '/', method, params), error: null, id })
+      const result = dispatch(request.url ?? '/', method, params, active)
+      if (active?.kind === 'drop-after-accept') {
+        request.socket.destroy()
+        return
+      }
+      sendJson(response, 200, { result, error: null, id })
     } catch (err) {
       const rpc = err instanceof RpcError ? err : new RpcError(-32603, 'Internal error')
       sendJson(response, rpc.status, { result: null, error: { code: rpc.code, message: rpc.message }, id })
@@ -361,6 +398,8 @@ export async function createEmulator (options: EmulatorOptions = {}): Promise<Em
     chain: history,
     addTransaction: transaction => history.addTransaction(transaction),
     addNotification: notification => history.addNotification(notification),
+    fund: (address, amountSat) => fundAddress(history, address, amountSat),
+    setFeeRate,
     disconnectBlock: () => history.disconnectTip(),
     reconnectBlock: () => history.reconnectTip(),
     webSocket,

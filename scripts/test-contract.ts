@@ -8,6 +8,7 @@
  *   the node is started here once for the whole run, on a fresh copy of the chain in a temporary
  *   folder and free loopback ports, and stopped at the end.
  * - else one line saying how to get a node, and exit 1.
+ * Test files given as arguments run alone; by default every file of test/contract/ runs.
  */
 import { spawn, spawnSync } from 'node:child_process'
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
@@ -79,7 +80,9 @@ if (node === undefined) {
   console.error(HOW_TO)
   process.exit(1)
 }
-const files = readdirSync('test/contract').filter(name => name.endsWith('.test.ts')).sort().map(name => join('test/contract', name))
+// Files named after `--` run alone (npm run test:contract -- test/contract/wallet.test.ts); by default, every one.
+const named = process.argv.slice(2)
+const files = named.length > 0 ? named : readdirSync('test/contract').filter(name => name.endsWith('.test.ts')).sort().map(name => join('test/contract', name))
 const run = spawn('npx', ['tsx', '--test', '--test-concurrency=1', ...files], {
   stdio: 'inherit',
   env: { ...process.env, ...node.env },

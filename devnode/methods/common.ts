@@ -19,6 +19,8 @@ export interface ChainState {
   blockTime: number
   /** Blocks to subtract from the height getnodeinfo reports (a lagging node). */
   lag: number
+  /** What estimatesmartfee answers, satoshi per 1,000 bytes; null: no estimate; absent: the default. */
+  feeRatePerKb?: number | null
 }
 
 export const INT32_MIN = -(2 ** 31)

@@ -5,6 +5,8 @@
  */
 import type { ChainHistory } from '../chain.js'
 import { getRawTransaction, getTransactions } from './transactions.js'
+import { estimateSmartFee, DEFAULT_FEE_RATE_PER_KB } from './fee-estimate.js'
+import { txUnspent } from './unspents.js'
 import type { Dataset } from '../data/generate.js'
 import { getUserProfile, getUserState, getUserSubscribers, getUserSubscribes } from './accounts.js'
 import { getAppItems, getApps } from './apps.js'
@@ -20,8 +22,15 @@ import { getTags } from './tags.js'
 
 export { RpcError, type ChainState } from './common.js'
 export { PUBLIC_METHODS } from './public-table.js'
+export { SEND_METHODS, sendRawTransaction } from './send-transaction.js'
+export { DEFAULT_FEE_RATE_PER_KB } from './fee-estimate.js'
 
-/** The methods answered from the dataset; every other public name answers as the node does without data. */
+/**
+ * The methods answered from the dataset; every other public name answers as the node does without
+ * data. The wallet side's `txunspent` and `estimatesmartfee` answer from the chain and the fee rate
+ * set, but stay out of this list: about addresses and hashes nobody knows, they answer as a node
+ * does, which the contract suite's parity test keeps checking.
+ */
 export const IMPLEMENTED_METHODS: ReadonlySet<string> = new Set([
   'getnodeinfo', 'getuserprofile', 'search', 'getcontent', 'getcomments', 'getuserstate', 'gettags',
   'getusersubscribers', 'getusersubscribes', 'getapps', 'getappscores', 'getappcomments',
@@ -48,10 +57,12 @@ export function callMethod (dataset: Dataset, chain: ChainState, method: string,
       case 'getmissedinfo': return getMissedInfo(blocks, params)
       case 'getrawtransaction': return getRawTransaction(blocks, params)
       case 'gettransactions': return getTransactions(blocks, params)
+      case 'txunspent': return txUnspent(blocks, params)
     }
   }
   switch (method) {
     case 'getnodeinfo': return nodeInfo(chain, wsPort)
+    case 'estimatesmartfee': return estimateSmartFee(params, chain.feeRatePerKb === undefined ? DEFAULT_FEE_RATE_PER_KB : chain.feeRatePerKb)
     case 'getuserprofile': return getUserProfile(dataset, params)
     case 'search': return search(dataset, chain, params)
     case 'getcontent': return getContent(dataset, params)

@@ -21,7 +21,6 @@ const EMISSION_PER_BLOCK = 50
 function noDataAnswer (method: string, params: unknown[], chain: ChainState, dataset: Dataset): unknown {
   const height = chain.height - chain.lag
   switch (method) {
-    case 'estimatesmartfee': return { feerate: 0.0000007, blocks: typeof params[0] === 'number' ? params[0] : 2 }
     case 'getaccountearning': {
       // The node names the account only when it has one; zeros: the emulator keeps no earnings.
       const address = typeof params[0] === 'string' && dataset.usersByAddress.has(params[0]) ? params[0] : ''

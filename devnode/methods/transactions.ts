@@ -13,10 +13,10 @@ import { RpcError, typeCheck } from './common.js'
 const SATOSHI_PER_PKOIN = 100_000_000
 
 /** PKOIN as the node writes it: a JSON number (its own formatting of satoshi / 1e8). */
-const pkoin = (satoshi: number): number => Number((satoshi / SATOSHI_PER_PKOIN).toFixed(8))
+export const pkoin = (satoshi: number): number => Number((satoshi / SATOSHI_PER_PKOIN).toFixed(8))
 
 /** A pay-to-public-key-hash script for `address`: what the node shows as an ordinary output's `hex`. */
-function scriptOf (address: string): string {
+export function scriptOf (address: string): string {
   let hash: string
   try {
     hash = Buffer.from(bs58check.decode(address).subarray(1)).toString('hex')
@@ -48,9 +48,11 @@ function explorerForm (transaction: ChainTransaction, block: ChainBlock | undefi
     vout: transaction.outputs.map((output, n) => ({
       n,
       value: pkoin(output.amount),
-      scriptPubKey: output.memo === undefined
-        ? { addresses: [output.address ?? ''], hex: scriptOf(output.address ?? '') }
-        : { addresses: [''], hex: memoScript(output.memo) },
+      scriptPubKey: output.script !== undefined
+        ? { addresses: [''], hex: output.script }
+        : output.memo === undefined
+          ? { addresses: [output.address ?? ''], hex: scriptOf(output.address ?? '') }
+          : { addresses: [''], hex: memoScript(output.memo) },
     })),
   }
 }

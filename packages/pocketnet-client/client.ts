@@ -4,7 +4,7 @@
  * fails over between nodes within one deadline (see node-pool.ts).
  */
 import { ResultCache } from './cache.js'
-import { RpcClosedError } from './errors.js'
+import { isRpcClientError, RpcClosedError, RpcNodeError } from './errors.js'
 import { getnodeinfo, type NodeInfo } from './methods/getnodeinfo.js'
 import { getuserprofile, type GetUserProfileParams, type UserProfile } from './methods/getuserprofile.js'
 import type { CallContext, MethodSpec } from './methods/method-spec.js'
@@ -15,6 +15,8 @@ import { checkShape, forNodeVersion, tableParams, type TableMethod } from './met
 import { NodePool, type NodeSnapshot, type NodeTipReport, type RunOptions } from './node-pool.js'
 import { resolveOptions, type ClientOptions, type ResolvedOptions } from './options.js'
 import { SharedAnswers } from './redis/shared-answers.js'
+import { BroadcastError, broadcastAnswerKind, unavailable, type BroadcastErrorCode, type BroadcastResult } from './wallet/broadcast.js'
+import { transactionId } from './wallet/transaction.js'
 
 export interface CallOptions {
   /** Abandons the call; the promise rejects with the signal's reason. */
@@ -139,6 +141,49 @@ export class PocketNetProxyApi {
       return { value: answer.result, bytes: answer.bytes }
     }, this.#runOptionsWithin(deadlineMs, options.node))
     return untilAborted(this.#cached(method, ResultCache.key(method, params), load, options), options.signal)
+  }
+
+  /**
+   * Sends a signed transaction (hex) to the nodes' write path, `sendrawtransaction [hex, {}]` on
+   * `/post/`: never cached, failed over to another node only when a node gave no answer about the
+   * transaction. Sending the same bytes again is safe and answers the same txid, so a caller that
+   * does not know whether a send went through sends again.
+   * @returns the txid (computed here, and checked against the node's), `alreadyConfirmed` when a
+   *   node already had it in a block
+   * @throws BroadcastError `BROADCAST_ERR_CONFLICT`, `BROADCAST_ERR_INPUTS_SPENT`,
+   *   `BROADCAST_ERR_REJECTED`, `BROADCAST_ERR_UNAVAILABLE`; WalletError `WALLET_ERR_TRANSACTION`
+   *   for text that is not hex; RPC_ERR_CLOSED
+   * @example const { txid } = await api.broadcastTransaction(payment.hex)
+   */
+  async broadcastTransaction (hex: string, options: Pick<CallOptions, 'signal' | 'node'> = {}): Promise<BroadcastResult> {
+    const method = 'sendrawtransaction'
+    this.#assertOpen(method)
+    const txid = transactionId(hex)
+    type Answer = { kind: 'sent', txid: unknown } | { kind: 'confirmed' } | { kind: BroadcastErrorCode, error: RpcNodeError }
+    let answer: Answer
+    try {
+      answer = await untilAborted(this.#pool.run<Answer>(method, async (node, timeoutMs, cancel) => {
+        try {
+          const sent = await node.transport.post(method, [hex, {}], { timeoutMs, cancel, write: true })
+          return { kind: 'sent', txid: sent.result }
+        } catch (err) {
+          // A node's word about the transaction itself is the answer: another node would say the same.
+          if (!(err instanceof RpcNodeError)) throw err
+          const kind = broadcastAnswerKind(err.rpcCode, err.rpcMessage) ?? (err.retryable ? undefined : 'BROADCAST_ERR_REJECTED')
+          if (kind === undefined) throw err
+          return kind === 'confirmed' ? { kind } : { kind, error: err }
+        }
+      }, this.#runOptionsWithin(undefined, options.node)), options.signal)
+    } catch (err) {
+      if (isRpcClientError(err) && err.code !== 'RPC_ERR_CLOSED') throw unavailable(txid, err)
+      throw err
+    }
+    if (answer.kind === 'confirmed') return { txid, alreadyConfirmed: true }
+    if (answer.kind === 'sent') {
+      if (answer.txid !== txid) throw new BroadcastError('BROADCAST_ERR_REJECTED', txid, { rpcMessage: `the node answered another txid: ${String(answer.txid).slice(0, 80)}` })
+      return { txid, alreadyConfirmed: false }
+    }
+    throw new BroadcastError(answer.kind, txid, { rpcCode: answer.error.rpcCode, rpcMessage: answer.error.rpcMessage, cause: answer.error })
   }
 
   /** The cache's answer (or a call in flight), or, with `fresh` or `node`, a call of its own. */

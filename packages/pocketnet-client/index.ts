@@ -63,3 +63,24 @@ export { buildHostCheckout, hostPaymentHash, adler32, type HostCheckout, type Ho
 export { CodedError } from './coded-error.js'
 export { PaymentError, PAYMENT_ERROR_CODES, type PaymentErrorCode } from './payments/errors.js'
 export { signWebhook, verifyWebhookSignature, WebhookSignatureError, WEBHOOK_SIGNATURE_ERROR_CODES, WEBHOOK_SIGNATURE_HEADER, DEFAULT_WEBHOOK_TOLERANCE_S, type WebhookSignatureErrorCode, type VerifyWebhookOptions } from './payments/webhook-signature.js'
+export { walletKeyFromWif, keyOfSecret, hash160, WIF_VERSION, type WalletKey } from './wallet/wallet-key.js'
+export { encodeTransaction, encodeTransactionHex, decodeTransaction, transactionId, FINAL_SEQUENCE, type Transaction, type TransactionInput, type TransactionOutput } from './wallet/transaction.js'
+export { p2pkhScript, addressOfScript, memoScript } from './wallet/scripts.js'
+export { signatureHash, signP2pkhInputs, SIGHASH_ALL } from './wallet/sign.js'
+export { coinsOfUnspent, type Coin } from './wallet/coin.js'
+export { spendableCoins, COINBASE_MATURITY, POCKET_TX_MATURITY } from './wallet/coin-selection.js'
+export { feeRateOf, MIN_RELAY_FEE_SAT_PER_KB } from './wallet/fee-rate.js'
+export { signedSizeBound, feeFor } from './wallet/transaction-size.js'
+export {
+  buildPayment,
+  DUST_THRESHOLD_SAT,
+  MAX_PAYMENT_OUTPUTS,
+  MAX_PAYMENT_INPUTS,
+  MAX_FEE_RATE_SAT_PER_KB,
+  TRANSACTION_VERSION,
+  type PaymentOutput,
+  type PaymentRequest,
+  type BuiltPayment,
+} from './wallet/build-payment.js'
+export { WalletError, WALLET_ERROR_CODES, type WalletErrorCode } from './wallet/errors.js'
+export { BroadcastError, BROADCAST_ERROR_CODES, type BroadcastErrorCode, type BroadcastResult } from './wallet/broadcast.js'

@@ -38,6 +38,11 @@ export interface PostOptions {
    * answer is in. One per attempt.
    */
   cancel: Cancel
+  /**
+   * The write path instead of the read path: a node serves `sendrawtransaction` only on `/post/`
+   * (see {@link NodeTransport.writePath}).
+   */
+  write?: boolean
 }
 
 const TIMED_OUT = Symbol('timed out')
@@ -105,6 +110,11 @@ export class NodeTransport {
   /** Name, value, name, value…: node:http takes a flat list as it is, unchecked. */
   readonly #headers: string[]
   readonly #maxResponseBytes: number
+  /**
+   * Where a node takes transactions: `/post/` beside its read path (`/public/` → `/post/`,
+   * `/rpc/public/` behind a proxy → `/rpc/post/`). A node answers the write methods nowhere else.
+   */
+  readonly writePath: string
 
   constructor (url: string, options: TransportOptions) {
     const parsed = new URL(url)
@@ -125,6 +135,7 @@ export class NodeTransport {
       // Host is in the header list: node:http need not build it for every request.
       setHost: false,
     }
+    this.writePath = (this.#target.path as string).replace(/[^/]*\/?$/, 'post/')
     this.#headers = ['host', parsed.host, 'content-type', 'application/json', 'accept', 'application/json']
   }
 
@@ -144,7 +155,8 @@ export class NodeTransport {
         reject(this.#classify(method, err))
       }
       const headers = [...this.#headers, 'content-length', String(Buffer.byteLength(body))]
-      const request: ClientRequest = this.#request({ ...this.#target, headers }, (response: IncomingMessage) => {
+      const target = options.write === true ? { ...this.#target, path: this.writePath, headers } : { ...this.#target, headers }
+      const request: ClientRequest = this.#request(target, (response: IncomingMessage) => {
         const chunks: Buffer[] = []
         let bytes = 0
         response.on('data', (chunk: Buffer) => {

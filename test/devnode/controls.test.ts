@@ -173,7 +173,7 @@ describe('the emulator\'s controls', () => {
     const node = await startEmulator(t, { controls: true })
     const unknown = await control(node, 'burn', {})
     assert.equal(unknown.status, 404)
-    assert.deepEqual(unknown.body.error, { code: 'NOT_FOUND', message: 'no control at /devnode/burn: POST /devnode/pay, /devnode/mine, /devnode/disconnect or /devnode/reconnect' })
+    assert.deepEqual(unknown.body.error, { code: 'NOT_FOUND', message: 'no control at /devnode/burn: POST /devnode/pay, /devnode/fund, /devnode/mine, /devnode/disconnect, /devnode/reconnect or /devnode/feerate' })
     const got = await fetch(`${node.url}${CONTROLS_PATH}/mine`)
     assert.deepEqual([got.status, (await got.json()).error.code], [405, 'METHOD_NOT_ALLOWED'])
     assert.equal(node.height, node.chain.tip.height)
