@@ -195,7 +195,7 @@ export class PayoutStore {
     return { paidSat, refundedSat: safeInteger(rows[0]?.total ?? 0, 'total'), refunds: safeInteger(rows[0]?.refunds ?? 0, 'refunds') }
   }
 
-  /** Payouts still open whose next check is due, oldest first. */
+  /** Payouts still open, oldest first, but those waiting out a backoff after a broadcast not taken. */
   async due (limit: number): Promise<Payout[]> {
     const { rows } = await this.db.query<PayoutRow>(
       `SELECT ${COLUMNS} FROM payouts WHERE state IN ('pending', 'broadcast') AND next_check_at_ms <= $1 ORDER BY created_at_ms, id LIMIT $2`, [this.now(), limit])
@@ -210,7 +210,7 @@ export class PayoutStore {
 
   /** A broadcast that a node took (or had already): `pending` → `broadcast`. False when it had moved on. */
   async accepted (id: string): Promise<boolean> {
-    return await this.#move(id, ['pending'], 'broadcast', 'broadcasts = broadcasts + 1, broadcast_at_ms = $3, last_error = NULL, unseen_since_height = NULL', {})
+    return await this.#move(id, ['pending'], 'broadcast', 'broadcasts = broadcasts + 1, broadcast_at_ms = $3, last_error = NULL, unseen_since_height = NULL, next_check_at_ms = 0', {})
   }
 
   /** A broadcast (the first or a later one) the node did not take, or could not be asked: tried again at `retryAtMs`. */
@@ -218,12 +218,12 @@ export class PayoutStore {
     await this.db.query('UPDATE payouts SET broadcasts = broadcasts + 1, last_error = $2, next_check_at_ms = $3, updated_at_ms = $4 WHERE id = $1', [id, error, retryAtMs, this.now()])
   }
 
-  /** The transaction in a block not yet deep enough (or back out of one after a re-org: `block` undefined). */
-  async inBlock (id: string, block: { height: number, blockHash: string, confirmations: number } | undefined, nextCheckAtMs: number): Promise<void> {
+  /** The transaction in a block not yet deep enough (or out of any: `block` undefined); checked again at the next check. */
+  async inBlock (id: string, block: { height: number, blockHash: string, confirmations: number } | undefined): Promise<void> {
     await this.db.query(
-      `UPDATE payouts SET height = $2, block_hash = $3, confirmations = $4, unseen_since_height = NULL, next_check_at_ms = $5, updated_at_ms = $6
+      `UPDATE payouts SET height = $2, block_hash = $3, confirmations = $4, unseen_since_height = NULL, last_error = NULL, next_check_at_ms = 0, updated_at_ms = $5
         WHERE id = $1 AND state = 'broadcast'`,
-      [id, block?.height ?? null, block?.blockHash ?? null, block?.confirmations ?? 0, nextCheckAtMs, this.now()])
+      [id, block?.height ?? null, block?.blockHash ?? null, block?.confirmations ?? 0, this.now()])
   }
 
   /**
@@ -231,10 +231,10 @@ export class PayoutStore {
    * transaction spent it. Answers the tip at which that was first seen (kept while it stays so),
    * so that the caller fails the payout once that spend is buried.
    */
-  async unseen (id: string, tipHeight: number, nextCheckAtMs: number): Promise<number> {
+  async unseen (id: string, tipHeight: number): Promise<number> {
     const { rows } = await this.db.query<{ unseen_since_height: number }>(
-      `UPDATE payouts SET unseen_since_height = COALESCE(unseen_since_height, $2), height = NULL, block_hash = NULL, confirmations = 0, next_check_at_ms = $3, updated_at_ms = $4
-        WHERE id = $1 AND state IN ('pending', 'broadcast') RETURNING unseen_since_height`, [id, tipHeight, nextCheckAtMs, this.now()])
+      `UPDATE payouts SET unseen_since_height = COALESCE(unseen_since_height, $2), height = NULL, block_hash = NULL, confirmations = 0, next_check_at_ms = 0, updated_at_ms = $3
+        WHERE id = $1 AND state IN ('pending', 'broadcast') RETURNING unseen_since_height`, [id, tipHeight, this.now()])
     return rows[0]?.unseen_since_height ?? tipHeight
   }
 

@@ -234,7 +234,7 @@ export class PayoutsService {
     }
     if ('code' in answer) return await this.#refused(store, payout, answer)
     if (payout.state === 'pending') await store.accepted(payout.id)
-    else await store.inBlock(payout.id, undefined, this.#nextCheck())
+    else await store.inBlock(payout.id, undefined)
     return await this.#reread(store, payout)
   }
 
@@ -271,7 +271,7 @@ export class PayoutsService {
     if (where.height === undefined) {
       if (payout.height !== undefined) {
         this.#options.log.warn({ payoutId: payout.id, txid: payout.txid, height: payout.height }, 'Payouts: the payout\'s block left the chain (a re-org); its transaction is sent again')
-        await store.inBlock(payout.id, undefined, this.#nextCheck())
+        await store.inBlock(payout.id, undefined)
         this.#changed(await this.#reread(store, payout))
       }
       // Answered without a block: in the mempool, or out of a block that left the chain, which the
@@ -291,7 +291,7 @@ export class PayoutsService {
       return
     }
     if (block.blockHash !== payout.blockHash || block.confirmations !== payout.confirmations) {
-      await store.inBlock(payout.id, block, this.#nextCheck())
+      await store.inBlock(payout.id, block)
       this.#changed(await this.#reread(store, payout))
     }
   }
@@ -316,7 +316,7 @@ export class PayoutsService {
       await store.notAccepted(payout.id, code, this.#retryAt(payout))
       return payout
     }
-    const since = await store.unseen(payout.id, tip, this.#nextCheck())
+    const since = await store.unseen(payout.id, tip)
     // Failed only when that has stood as long as a confirmation, and no node at all has the transaction.
     if (tip - since + 1 >= this.#options.confirmations && !await this.#node.knownAnywhere(payout.txid)) return await this.#fail(store, payout, 'INPUTS_SPENT', { code, since })
     this.#options.log.warn({ payoutId: payout.id, txid: payout.txid, code }, 'Payouts: an output the payout spends was spent by another transaction; the payout fails if that stays so')
@@ -352,10 +352,6 @@ export class PayoutsService {
 
   #retryAt (payout: Payout): number {
     return this.#options.now() + backoffDelayMs(payout.broadcasts + 1, RETRY)
-  }
-
-  #nextCheck (): number {
-    return this.#options.now() + this.#options.checkIntervalMs
   }
 
   #changed (payout: Payout): void {

@@ -91,7 +91,9 @@ describe('a kill -9 of the service while it pays out', () => {
     const spent = new Set<string>()
     let paidSat = 0
     const paying = new Map<string, number>()
-    for (const block of node.chain.blocks) {
+    for (let height = 0; height <= node.chain.height; height++) {
+      const block = node.chain.block(height)
+      if (block === undefined) continue
       for (const transaction of block.transactions) {
         for (const input of transaction.inputs) {
           if (input.txid === undefined) continue

@@ -113,7 +113,7 @@ for (const backend of backends(postgres)) {
       const broadcast = await store.byId(made.id)
       assert.equal(broadcast?.state, 'broadcast')
       assert.equal(broadcast?.broadcastAtMs, clock.now)
-      await store.inBlock(made.id, { height: 10, blockHash: hash('b10'), confirmations: 2 }, clock.now + 30_000)
+      await store.inBlock(made.id, { height: 10, blockHash: hash('b10'), confirmations: 2 })
       assert.deepEqual([(await store.byId(made.id))?.height, (await store.byId(made.id))?.confirmations], [10, 2])
       assert.equal(await store.confirmed(made.id, { height: 10, blockHash: hash('b10'), confirmations: 6 }), true)
       assert.equal(await store.failed(made.id, 'INPUTS_SPENT', {}), false, 'confirmed is final')
@@ -152,7 +152,7 @@ for (const backend of backends(postgres)) {
       assert.equal(first.payout.invoiceId, invoiceId)
       await store.create(refund(50_000))
       assert.deepEqual(rooms, [{ paidSat: 150_000, refundedSat: 0, refunds: 0 }, { paidSat: 150_000, refundedSat: 100_000, refunds: 1 }])
-      await assert.rejects(database().query("UPDATE payouts SET invoice_id = NULL WHERE id = $1", [first.payout.id]), /check/i, 'a refund names its invoice')
+      await assert.rejects(database().query('UPDATE payouts SET invoice_id = NULL WHERE id = $1', [first.payout.id]), /check/i, 'a refund names its invoice')
     })
   })
 }
