@@ -122,13 +122,15 @@ describe('payouts on a real node', () => {
         await Promise.all(batch)
       }
     })()
+    // Ten kills at most, at moments drawn from the seeded random while payouts are being sent: each life of the process pays some.
     let kills = 0
-    while (!await Promise.race([sending.then(() => true), new Promise<boolean>(resolve => setTimeout(() => resolve(false), 150 + Math.floor(random() * 600)))])) {
+    while (kills < 10 && !await Promise.race([sending.then(() => true), new Promise<boolean>(resolve => setTimeout(() => resolve(false), 300 + Math.floor(random() * 1500)))])) {
       service.child.kill('SIGKILL')
       await service.exited
       kills++
       ;({ service, url } = await payouts.start())
     }
+    await sending
     const made = await Promise.all(answers)
     assert.ok(kills >= 3, `killed ${kills} times while paying`)
     assert.equal(new Set(made.map(payout => payout.id)).size, PAYOUTS, 'one payout per key')
