@@ -22,24 +22,32 @@
 import type { Database } from '../db/database.js'
 import { safeInteger } from '../db/database.js'
 import { entitlementEventOfRow, isEntitlementEventType, type EntitlementEvent, type EntitlementEventRow } from '../entitlements/entitlement-events.js'
+import { isPayoutEventType, payoutEventOfRow, type PayoutEvent, type PayoutEventRow } from '../payouts/payout-events.js'
 import type { InvoiceEvent } from './invoice.js'
 import { eventOfRow, type EventRow } from './invoice-rows.js'
 
 /** What a row of the outbox is: to be delivered (due now or later), delivered, or given up. */
 export type OutboxStatus = 'pending' | 'delivered' | 'given_up'
 
-/** An event the outbox delivers: an invoice's, or an entitlement's (their `type`s tell them apart). */
-export type OutboxEvent = InvoiceEvent | EntitlementEvent
+/** An event the outbox delivers: an invoice's, an entitlement's or a payout's (their `type`s tell them apart). */
+export type OutboxEvent = InvoiceEvent | EntitlementEvent | PayoutEvent
+
+/** An invoice's event: neither an entitlement's nor a payout's. */
+export function isInvoiceEvent<E extends OutboxEvent> (event: E): event is E & InvoiceEvent {
+  return !isEntitlementEventType(event.type) && !isPayoutEventType(event.type)
+}
 
 export type ClaimedEvent = OutboxEvent & {
   /** How many times it has been claimed by this consumer, this time included. */
   attempts: number
 }
 
-type OutboxEventRow = (EventRow | EntitlementEventRow) & { grant_id: unknown }
+type OutboxEventRow = (EventRow | EntitlementEventRow | PayoutEventRow) & { grant_id: unknown, payout_id: unknown }
 
 function outboxEventOfRow (row: OutboxEventRow): OutboxEvent {
-  return isEntitlementEventType(row.type) ? entitlementEventOfRow(row as EntitlementEventRow) : eventOfRow(row as EventRow)
+  if (isEntitlementEventType(row.type)) return entitlementEventOfRow(row as EntitlementEventRow)
+  if (isPayoutEventType(row.type)) return payoutEventOfRow(row as PayoutEventRow)
+  return eventOfRow(row as EventRow)
 }
 
 export interface ClaimOptions {
@@ -75,7 +83,7 @@ export class PaymentOutbox {
              WHERE consumer = $1 AND status = 'pending' AND available_at_ms <= $2
              ORDER BY event_id LIMIT $3 FOR UPDATE SKIP LOCKED) due, outbox_events e
        WHERE o.consumer = $1 AND o.event_id = due.event_id AND e.id = o.event_id
-       RETURNING e.id, e.invoice_id, e.sequence, e.grant_id, e.type, e.payload, e.created_at_ms, o.attempts`,
+       RETURNING e.id, e.invoice_id, e.sequence, e.grant_id, e.payout_id, e.type, e.payload, e.created_at_ms, o.attempts`,
       [consumer, now, options.limit ?? 100, options.leaseMs ?? 30_000]
     )
     return rows.map(row => ({ ...outboxEventOfRow(row), attempts: row.attempts })).sort((a, b) => a.id - b.id)

@@ -28,14 +28,13 @@ import {
   type Timers,
 } from 'pocketnet-client'
 import type { GrantTerms } from '../entitlements/entitlement.js'
-import { isEntitlementEvent } from '../entitlements/entitlement-events.js'
 import { OutboxConsumer } from '../outbox/outbox-consumer.js'
 import { RetryPolicy, type RetrySchedule } from '../outbox/retry-policy.js'
 import type { PaymentStore } from './create-payment-store.js'
 import type { PaymentCrossCheck } from './cross-check.js'
 import type { Invoice, InvoiceEvent, InvoiceEventType } from './invoice.js'
 import type { ObservationRefusal, ObservationResult } from './invoice-store.js'
-import type { ClaimedEvent } from './payment-outbox.js'
+import { isInvoiceEvent, type ClaimedEvent } from './payment-outbox.js'
 import type { SightingRead } from './sighting-reader.js'
 import type { PayoutOutcome, PayoutsService, RefundRequest } from '../payouts/payouts-service.js'
 
@@ -404,8 +403,8 @@ export class PaymentsService {
       consumer: APP_CONSUMER,
       outbox: store.outbox,
       handle: async event => {
-        // Never written for this consumer: the handlers are of invoices (entitlement-events.ts).
-        if (isEntitlementEvent(event)) return
+        // Never written for this consumer: the handlers are of invoices (entitlement-events.ts, payout-events.ts).
+        if (!isInvoiceEvent(event)) return
         for (const handler of [...(this.#handlers.get(event.type) ?? [])]) await handler(event)
       },
       retry: new RetryPolicy(HANDLER_RETRY, options.random ?? Math.random),

@@ -81,6 +81,8 @@ export default fp<PaymentsPluginOptions>(async (app, { now = Date.now, timers = 
   let running: Watching | undefined
   // A grant or a revocation by server code waits in the outbox for the sender, as an invoice's event does.
   app.entitlements.onWritten(() => { running?.sender?.wake() })
+  // So does a payout's transition (payouts/payout-events.ts).
+  app.payouts?.onChange(() => { running?.sender?.wake() })
   app.events.onChainEvent(event => {
     if (running === undefined) early.push(event)
     else running.watcher.onChainEvent(event)

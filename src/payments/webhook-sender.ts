@@ -25,6 +25,8 @@ import { invoiceView, type InvoiceView } from './payments-service.js'
 import type { InvoiceEvent, InvoiceEventType } from './invoice.js'
 import { entitlementView, type EntitlementView } from '../entitlements/entitlement-view.js'
 import { isEntitlementEvent, type EntitlementEvent, type EntitlementEventType } from '../entitlements/entitlement-events.js'
+import { isPayoutEvent, type PayoutEvent, type PayoutEventType } from '../payouts/payout-events.js'
+import type { PayoutView } from '../payouts/payout.js'
 import { loggableUrl, type WebhookDeliveryLog } from './webhook-deliveries.js'
 import { WEBHOOK_RETRY } from './webhook-retry.js'
 
@@ -66,12 +68,25 @@ export interface EntitlementWebhookBody {
   entitlement: EntitlementView & { address: string, reason: string | null }
 }
 
-export type WebhookBody = InvoiceWebhookBody | EntitlementWebhookBody
+/** What the receiver gets of a payout's or a refund's transition, as JSON. */
+export interface PayoutWebhookBody {
+  /** `payout:<payoutId>:<state>`: the same for every attempt; the receiver dedupes on it. */
+  id: string
+  type: PayoutEventType
+  /** When the payout reached the state (ISO 8601). */
+  createdAt: string
+  /** The payout as `GET /api/admin/payouts/{id}` answered it then. */
+  payout: PayoutView
+}
+
+export type WebhookBody = InvoiceWebhookBody | EntitlementWebhookBody | PayoutWebhookBody
 
 export function webhookBody (event: InvoiceEvent): InvoiceWebhookBody
 export function webhookBody (event: EntitlementEvent): EntitlementWebhookBody
+export function webhookBody (event: PayoutEvent): PayoutWebhookBody
 export function webhookBody (event: OutboxEvent): WebhookBody
 export function webhookBody (event: OutboxEvent): WebhookBody {
+  if (isPayoutEvent(event)) return { id: event.idempotencyKey, type: event.type, createdAt: new Date(event.createdAtMs).toISOString(), payout: event.payout }
   if (isEntitlementEvent(event)) {
     return {
       id: event.idempotencyKey,

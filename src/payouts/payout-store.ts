@@ -14,6 +14,7 @@ import { randomBytes } from 'node:crypto'
 import type { Coin } from 'pocketnet-client'
 import type { Database, Sql } from '../db/database.js'
 import { safeInteger, sqlState, UNIQUE_VIOLATION, violatedConstraint } from '../db/database.js'
+import { writePayoutEvent } from './payout-events.js'
 import type { FailureReason, Payout, PayoutActor, PayoutKind, PayoutState } from './payout.js'
 
 export const DAY_MS = 86_400_000
@@ -120,7 +121,8 @@ function payoutOf (row: PayoutRow): Payout {
 const newPayoutId = (): string => `po_${randomBytes(16).toString('base64url')}`
 
 export class PayoutStore {
-  constructor (readonly db: Database, readonly now: () => number) {}
+  /** @param consumers the outbox consumers told of each transition (payout-events.ts): the webhook sender's, when it runs */
+  constructor (readonly db: Database, readonly now: () => number, readonly consumers: readonly string[] = []) {}
 
   async byId (id: string): Promise<Payout | undefined> {
     const { rows } = await this.db.query<PayoutRow>(`SELECT ${COLUMNS} FROM payouts WHERE id = $1`, [id])
@@ -173,7 +175,9 @@ export class PayoutStore {
           [id, signed.spent.map(coin => coin.txid), signed.spent.map(coin => coin.vout), signed.spent.map(coin => coin.amountSat)])
         await this.#log(sql, id, 'pending', admitted.requestedBy, { to: admitted.to, amountSat: admitted.amountSat, feeSat: signed.feeSat, txid: signed.txid, ...(admitted.invoiceId === undefined ? {} : { invoiceId: admitted.invoiceId }) }, at)
         const { rows } = await sql.query<PayoutRow>(`SELECT ${COLUMNS} FROM payouts WHERE id = $1`, [id])
-        return { created: true, payout: payoutOf(rows[0] as PayoutRow) }
+        const payout = payoutOf(rows[0] as PayoutRow)
+        await writePayoutEvent(sql, payout, this.consumers, at)
+        return { created: true, payout }
       })
     } catch (err) {
       // Another instance created this key between our read and our insert (without the wallet's lock: never, but the key is the guard).
@@ -260,15 +264,18 @@ export class PayoutStore {
 
   /**
    * Moves `id` from one of `from` to `to` with `set` (parameters from $4, after id, to and the
-   * time), and logs it; false when it was in none of `from` (another instance moved it first).
+   * time), and logs it and tells it (its outbox event) in the same transaction; false when it was
+   * in none of `from` (another instance moved it first).
    */
-  async #move (id: string, from: PayoutState[], to: PayoutState, set: string, detail: Record<string, unknown>, params: unknown[] = [], sql: Sql = this.db): Promise<boolean> {
+  async #move (id: string, from: PayoutState[], to: PayoutState, set: string, detail: Record<string, unknown>, params: unknown[] = [], sql?: Sql): Promise<boolean> {
+    if (sql === undefined) return await this.db.transaction(async inner => await this.#move(id, from, to, set, detail, params, inner))
     const at = this.now()
-    const { rowCount } = await sql.query(
-      `UPDATE payouts SET state = $2, updated_at_ms = $3, ${set} WHERE id = $1 AND state = ANY($${4 + params.length}::text[])`,
+    const { rows } = await sql.query<PayoutRow>(
+      `UPDATE payouts SET state = $2, updated_at_ms = $3, ${set} WHERE id = $1 AND state = ANY($${4 + params.length}::text[]) RETURNING ${COLUMNS}`,
       [id, to, at, ...params, from])
-    if (rowCount === 0) return false
+    if (rows[0] === undefined) return false
     await this.#log(sql, id, to, 'service', detail, at)
+    await writePayoutEvent(sql, payoutOf(rows[0]), this.consumers, at)
     return true
   }
 

@@ -75,8 +75,6 @@ export interface PayoutsOptions {
   log: PayoutsLog
   /** Whether this instance checks open payouts now (the lease); default always. */
   mayCheck?: () => boolean
-  /** A payout changed state (events). */
-  onChange?: (payout: Payout) => void
 }
 
 /** What this instance did, for the metrics: payouts that reached each state, and satoshi confirmed sent. */
@@ -110,6 +108,7 @@ export class PayoutsService {
   #timer: TimerHandle | undefined
   #closed = false
   #wallet: { state: Promise<WalletState>, atMs: number } | undefined
+  readonly #listeners = new Set<(payout: Payout) => void>()
   readonly counts: PayoutCounts = { reached: { pending: 0, broadcast: 0, confirmed: 0, failed: 0 }, confirmedSat: 0 }
 
   constructor (store: Promise<PayoutStore>, node: WalletNode, signer: PayoutSigner, options: PayoutsOptions) {
@@ -168,6 +167,12 @@ export class PayoutsService {
     const payout = await (await this.#store).byId(id)
     if (payout === undefined) throw new PayoutError('PAYOUT_ERR_NOT_FOUND', `no payout ${id}`)
     return payoutView(payout)
+  }
+
+  /** `listener` is told each change of a payout's state, after it was written (the webhook sender wakes). */
+  onChange (listener: (payout: Payout) => void): () => void {
+    this.#listeners.add(listener)
+    return () => { this.#listeners.delete(listener) }
   }
 
   /** The wallet's address and balance, read from a node at most every 10 s. */
@@ -357,10 +362,12 @@ export class PayoutsService {
   #changed (payout: Payout): void {
     this.counts.reached[payout.state]++
     if (payout.state === 'confirmed') this.counts.confirmedSat += payout.amountSat
-    try {
-      this.#options.onChange?.(payout)
-    } catch (err) {
-      this.#options.log.warn({ payoutId: payout.id, err: errorFields(err) }, 'Payouts: a listener of payout changes threw')
+    for (const listener of this.#listeners) {
+      try {
+        listener(payout)
+      } catch (err) {
+        this.#options.log.warn({ payoutId: payout.id, err: errorFields(err) }, 'Payouts: a listener of payout changes threw')
+      }
     }
   }
 }

@@ -12,6 +12,7 @@ import { parseNodeList, REAL_TIMERS, DUST_THRESHOLD_SAT, type Timers } from 'poc
 import { Lease } from '../lease/lease.js'
 import { PostgresLeaseStore } from '../lease/postgres-lease-store.js'
 import { ALWAYS_HELD, type WatcherTurn } from '../payments/watcher-turn.js'
+import { WEBHOOK_CONSUMER } from '../payments/webhook-sender.js'
 import { readHotWallet } from './hot-wallet.js'
 import { registerPayoutMetrics } from './payout-metrics.js'
 import { PayoutNode } from './payout-node.js'
@@ -77,7 +78,9 @@ export default fp<PayoutsPluginOptions>(async (app, options) => {
 
   app.addHook('onReady', async () => {
     const db = await app.database.open().catch((err: unknown) => { rejectStore(err); throw err })
-    resolveStore(new PayoutStore(db, now))
+    // The webhook sender runs with payments on and a webhook URL (payments/plugin.ts): it is told of payouts too.
+    const webhooks = config.PAYMENT_WEBHOOK_URL !== '' && config.PAYMENT_ADDRESS !== ''
+    resolveStore(new PayoutStore(db, now, webhooks ? [WEBHOOK_CONSUMER] : []))
     if (db.kind === 'server') {
       turn = new Lease({
         store: new PostgresLeaseStore(db, now),

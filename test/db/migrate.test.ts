@@ -22,7 +22,7 @@ for (const backend of backends(postgres)) {
     it('build the whole schema from an empty database, and find nothing to do the second time', async (t) => {
       const db = await backend.open(t)
       assert.deepEqual(await appliedVersions(db), versionsAfter(0))
-      assert.deepEqual(await tables(db), ['chain_cursors', 'entitlement_grants', 'invoices', 'leases', 'notification_budget', 'notification_channels', 'notification_deliveries', 'notification_keys', 'outbox', 'outbox_events', 'payment_sightings', 'payments', 'schema_migrations', 'storage_items', 'storage_usage', 'telegram_link_nonces', 'webhook_deliveries'])
+      assert.deepEqual(await tables(db), ['chain_cursors', 'entitlement_grants', 'invoices', 'leases', 'notification_budget', 'notification_channels', 'notification_deliveries', 'notification_keys', 'outbox', 'outbox_events', 'payment_sightings', 'payments', 'payout_inputs', 'payout_log', 'payout_wallet', 'payouts', 'schema_migrations', 'storage_items', 'storage_usage', 'telegram_link_nonces', 'webhook_deliveries'])
       assert.deepEqual(await runMigrations(db, MIGRATIONS), [])
     })
 

@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { InvoiceStore } from '../../src/payments/invoice-store.js'
-import { isEntitlementEvent } from '../../src/entitlements/entitlement-events.js'
-import { PaymentOutbox } from '../../src/payments/payment-outbox.js'
+import { isInvoiceEvent, PaymentOutbox } from '../../src/payments/payment-outbox.js'
 import { startPostgres } from '../helpers/start-postgres.js'
 import { MERCHANT, paymentTransaction, txid } from './chain-transactions.js'
 import { backends, sharedDatabase } from './databases.js'
@@ -45,8 +44,8 @@ for (const backend of backends(postgres)) {
       await store.recordObservation(invoice.id, { txid: txid(1), transaction: paymentTransaction(pay), tipHeight: 10 })
       await store.recordObservation(invoice.id, { txid: txid(1), transaction: paymentTransaction(pay), tipHeight: 11 })
       const claimed = await outbox.claim(consumer)
-      assert.deepEqual(claimed.map(event => [event.type, isEntitlementEvent(event) ? undefined : event.sequence, event.idempotencyKey, event.attempts]), [['seen', 1, `${invoice.id}:1`, 1], ['confirmed', 2, `${invoice.id}:2`, 1]])
-      assert.ok(claimed[1] !== undefined && !isEntitlementEvent(claimed[1]))
+      assert.deepEqual(claimed.map(event => [event.type, isInvoiceEvent(event) ? event.sequence : undefined, event.idempotencyKey, event.attempts]), [['seen', 1, `${invoice.id}:1`, 1], ['confirmed', 2, `${invoice.id}:2`, 1]])
+      assert.ok(claimed[1] !== undefined && isInvoiceEvent(claimed[1]))
       assert.equal(claimed[1].invoice.state, 'confirmed')
       assert.deepEqual(await outbox.claim(consumer), [], 'leased: not handed out twice')
       assert.equal(await outbox.ack(consumer, claimed[0]?.id as number), true)

@@ -46,6 +46,7 @@ describe('a kill -9 of the service while it pays out', () => {
     writeFileSync(keyPath, wif, { mode: 0o600 })
     const wallet = walletKeyFromWif(wif, 'main').address
     // One output per payout: each can be paid before the others confirm.
+    const fundedFrom = node.height + 1
     for (let n = 0; n < PAYOUTS; n++) node.fund(wallet, PKOIN)
     const dataDir = await freshDataDir()
     t.after(() => rmSync(dataDir, { recursive: true, force: true }))
@@ -91,7 +92,7 @@ describe('a kill -9 of the service while it pays out', () => {
     const spent = new Set<string>()
     let paidSat = 0
     const paying = new Map<string, number>()
-    for (let height = 0; height <= node.chain.height; height++) {
+    for (let height = fundedFrom; height <= node.chain.height; height++) {
       const block = node.chain.block(height)
       if (block === undefined) continue
       for (const transaction of block.transactions) {

@@ -8,6 +8,8 @@
  */
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
+import { once } from 'node:events'
+import { createServer } from 'node:http'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -20,6 +22,7 @@ import type { PayoutsService } from '../../src/payouts/payouts-service.js'
 import { startApp, type TestApp } from '../helpers/build-app.js'
 import { startEmulator } from '../helpers/start-emulator.js'
 import { freshDataDir } from '../payments/databases.js'
+import { waitFor } from '../helpers/wait-for.js'
 
 type WithAfter = { after (fn: () => unknown): void }
 
@@ -69,15 +72,13 @@ async function post (app: TestApp, path: string, body: unknown, token: string | 
 
 const admin = { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } }
 
-/** What the chain's blocks paid `address`, output by output, from the transactions that name it. */
-function paidTo (node: Emulator, address: string): Array<{ txid: string, amountSat: number }> {
+/** What the transactions `txids` paid `address` in blocks of the chain, output by output. */
+function paidTo (node: Emulator, address: string, txids: string[]): Array<{ txid: string, amountSat: number }> {
   const paid: Array<{ txid: string, amountSat: number }> = []
-  for (let height = 0; height <= node.chain.height; height++) {
-    const block = node.chain.block(height)
-    if (block === undefined) continue
-    for (const transaction of block.transactions) {
-      for (const output of transaction.outputs) if (output.address === address) paid.push({ txid: transaction.txid, amountSat: output.amount })
-    }
+  for (const txid of txids) {
+    const found = node.chain.findTransaction(txid)
+    if (found?.block === undefined) continue
+    for (const output of found.transaction.outputs) if (output.address === address) paid.push({ txid, amountSat: output.amount })
   }
   return paid
 }
@@ -111,7 +112,7 @@ describe('payouts through the service', () => {
     await payouts.check()
     const confirmed = (await app.get(`/api/admin/payouts/${payout.id as string}`, admin)).body.data
     assert.deepEqual([confirmed.state, confirmed.confirmations], ['confirmed', 2])
-    assert.deepEqual(paidTo(node, receiver).filter(paid => paid.txid === payout.txid), [{ txid: payout.txid, amountSat: 150_000_000 }], 'paid once')
+    assert.deepEqual(paidTo(node, receiver, [payout.txid]), [{ txid: payout.txid, amountSat: 150_000_000 }], 'paid once, in a block')
     const ready = (await app.get('/readyz')).body.data.payouts
     assert.deepEqual(ready, { address: wallet, balanceSat: 10 * PKOIN - 150_000_000 - payout.feeSat })
     const metrics = await (await fetch(`${app.url}/metrics`)).text()
@@ -165,9 +166,9 @@ describe('payouts through the service', () => {
     node.mineBlock()
     await payouts.check()
     assert.equal((await app.get(`/api/admin/payouts/${created.body.data.id as string}`, admin)).body.data.state, 'confirmed')
-    assert.equal(paidTo(node, receiver).filter(paid => paid.amountSat === PKOIN).length, 1)
     const sent = new Set(node.callsTo('sendrawtransaction').map(call => (call.params as string[])[0]))
     assert.equal(sent.size, 1, 'every broadcast the same bytes')
+    assert.deepEqual(paidTo(node, receiver, [created.body.data.txid]), [{ txid: created.body.data.txid, amountSat: PKOIN }])
   })
 
   it('gives two payouts at once disjoint outputs, and a third none while they are held', async (t) => {
@@ -213,6 +214,32 @@ describe('payouts through the service', () => {
     node.mineBlock()
     node.mineBlock()
     await payouts.check()
-    assert.deepEqual(paidTo(node, payer).filter(output => output.txid === part.payout.txid || output.txid === rest.body.data.txid).map(output => output.amountSat).sort(), [100_000_000, 50_000_000])
+    assert.deepEqual(paidTo(node, payer, [part.payout.txid, rest.body.data.txid]).map(output => output.amountSat), [50_000_000, 100_000_000])
+  })
+  it('tells the webhook of each transition of a payout, once each, under the key payout:<id>:<state>', async (t) => {
+    const received: Array<{ id: string, type: string, payout: { id: string, state: string, txid: string } }> = []
+    const server = createServer((request, response) => {
+      let body = ''
+      request.setEncoding('utf8').on('data', (chunk: string) => { body += chunk }).on('end', () => {
+        received.push(JSON.parse(body))
+        response.end()
+      })
+    })
+    server.listen(0, '127.0.0.1')
+    await once(server, 'listening')
+    t.after(() => new Promise(resolve => server.close(resolve)))
+    const hook = `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`
+    const merchant = getDefaultDataset().users[3]?.address as string
+    const { node, payouts, users } = await service(t, { PAYMENT_ADDRESS: merchant, PAYMENT_WEBHOOK_URL: hook, PAYMENT_WEBHOOK_SECRET: 'a-webhook-secret-of-32-characters-at-least' })
+    const { payout } = await payouts.send({ to: users[0] as string, amountSat: PKOIN, idempotencyKey: 'told' })
+    node.mineBlock()
+    node.mineBlock()
+    await payouts.check()
+    await waitFor('the three events delivered', () => received.length >= 3)
+    assert.deepEqual(received.map(event => [event.id, event.type, event.payout.state, event.payout.txid]), [
+      [`payout:${payout.id}:pending`, 'payoutPending', 'pending', payout.txid],
+      [`payout:${payout.id}:broadcast`, 'payoutBroadcast', 'broadcast', payout.txid],
+      [`payout:${payout.id}:confirmed`, 'payoutConfirmed', 'confirmed', payout.txid],
+    ])
   })
 })

@@ -12,6 +12,11 @@
  * - `payout_wallet`: one row per wallet address, locked while a payout chooses its outputs, so
  *   that instances choose one after another rather than collide.
  * - `payout_log`: every transition, who asked and why: the operators' audit log.
+ *
+ * A payout's transitions are outbox events too (`payoutPending`, `payoutBroadcast`,
+ * `payoutConfirmed`, `payoutFailed`), for the webhook: each names its payout and no invoice or
+ * grant, and each payout is told each state once (a partial unique index), written in the
+ * transaction that moves it.
  */
 import type { Migration } from '../migrate.js'
 
@@ -78,5 +83,19 @@ CREATE TABLE payout_log (
   at_ms bigint NOT NULL
 );
 CREATE INDEX payout_log_by_payout ON payout_log (payout_id, id);
+
+ALTER TABLE outbox_events ADD COLUMN payout_id text CONSTRAINT outbox_events_payout_id_fkey REFERENCES payouts (id);
+ALTER TABLE outbox_events DROP CONSTRAINT outbox_events_type_check;
+ALTER TABLE outbox_events ADD CONSTRAINT outbox_events_type_check
+  CHECK (type IN ('pending', 'seen', 'confirmed', 'expired', 'underpaid', 'overpaid', 'paidLate', 'entitlementGranted', 'entitlementRevoked', 'payoutPending', 'payoutBroadcast', 'payoutConfirmed', 'payoutFailed'));
+ALTER TABLE outbox_events DROP CONSTRAINT outbox_events_subject_check;
+ALTER TABLE outbox_events ADD CONSTRAINT outbox_events_subject_check CHECK (
+  CASE
+    WHEN type IN ('entitlementGranted', 'entitlementRevoked') THEN grant_id IS NOT NULL AND invoice_id IS NULL AND sequence IS NULL AND payout_id IS NULL
+    WHEN type IN ('payoutPending', 'payoutBroadcast', 'payoutConfirmed', 'payoutFailed') THEN payout_id IS NOT NULL AND invoice_id IS NULL AND sequence IS NULL AND grant_id IS NULL
+    ELSE invoice_id IS NOT NULL AND sequence IS NOT NULL AND grant_id IS NULL AND payout_id IS NULL
+  END
+);
+CREATE UNIQUE INDEX outbox_events_payout_once ON outbox_events (payout_id, type) WHERE payout_id IS NOT NULL;
 `,
 }
