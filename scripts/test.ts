@@ -51,15 +51,15 @@ const PROCESSES = [
   ['app/cluster', 'db/full-disk'],
   // One Chromium for every page.
   ['e2e'],
-  // The built service and the payments', storage's and notifications' crash tests, run as processes.
-  ['app/shutdown', 'deploy', 'payments/service-crash', 'payments/crash', 'storage/storage-crash', 'notifications/notification-crash'],
+  // The built service and the payments', storage's, notifications' and payouts' crash tests, run as processes.
+  ['app/shutdown', 'deploy', 'payments/service-crash', 'payments/crash', 'storage/storage-crash', 'notifications/notification-crash', 'payouts/payout-crash'],
   // The packed packages, installed into empty projects, and the project the scaffold writes.
   ['create-miniapp', 'pocketnet-client/package', 'miniapp-client/package', 'miniapp-server/package', 'miniapp-testkit/package'],
   ['db', 'lease', 'docs', 'fast-path', 'metrics', 'rate-limit', 'resilience', 'scale-out'],
   ['events', 'routes', 'devnode', 'pocketnet-client'],
   // The demo as a process (its embedded database made anew) beside the payments' own, and the
-  // outbox's, storage's and notifications', on the PostgreSQL server the payments' tests start.
-  ['payments', 'outbox', 'storage', 'notifications', 'deploy/demo', 'examples'],
+  // outbox's, storage's, notifications' and payouts', on the PostgreSQL server the payments' tests start.
+  ['payments', 'outbox', 'storage', 'notifications', 'payouts', 'deploy/demo', 'examples'],
   ['http', 'auth', 'app', 'miniapp-client', 'miniapp-server', 'miniapp-testkit'],
 ]
 /** Folders that are not part of `npm test`: the contract suite needs a real node (npm run test:contract). */
