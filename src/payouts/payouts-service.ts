@@ -52,6 +52,16 @@ export interface RefundRequest {
   idempotencyKey?: string | undefined
 }
 
+/** One row of a payout's audit log. */
+export interface PayoutLogEntry {
+  state: PayoutState
+  actor: PayoutActor
+  /** ISO 8601. */
+  at: string
+  /** What was known then: the terms and txid at signing, a failure's reason and the node's code. */
+  detail: Record<string, unknown>
+}
+
 /** A payout as `send` or `refund` left it; `created` false when its idempotency key named it already. */
 export interface PayoutOutcome {
   created: boolean
@@ -167,6 +177,13 @@ export class PayoutsService {
     const payout = await (await this.#store).byId(id)
     if (payout === undefined) throw new PayoutError('PAYOUT_ERR_NOT_FOUND', `no payout ${id}`)
     return payoutView(payout)
+  }
+
+  /** The payout's audit log, oldest first: each state it reached, who moved it there, when and why. */
+  async history (id: string): Promise<PayoutLogEntry[]> {
+    const entries = await (await this.#store).log(id)
+    if (entries.length === 0) throw new PayoutError('PAYOUT_ERR_NOT_FOUND', `no payout ${id}`)
+    return entries.map(entry => ({ state: entry.state, actor: entry.actor, at: new Date(entry.atMs).toISOString(), detail: entry.detail }))
   }
 
   /** `listener` is told each change of a payout's state, after it was written (the webhook sender wakes). */

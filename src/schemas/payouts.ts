@@ -99,14 +99,21 @@ export const CreatePayoutSchema = {
   },
 }
 
+const LogEntry = Type.Object({
+  state: Type.String({ enum: [...PAYOUT_STATES] }),
+  actor: Type.String({ enum: ['app', 'admin', 'service'], description: 'Who moved it: the app\'s code, an operator, or the service following the chain' }),
+  at: Type.String({ format: 'date-time' }),
+  detail: Type.Record(Type.String(), Type.Unknown(), { description: 'At signing: the terms and the txid; at a failure: the reason and the node\'s code' }),
+})
+
 export const GetPayoutSchema = {
   tags: ['payouts'],
   summary: 'A payout or refund (operators)',
-  description: 'Its state now: pending, broadcast, confirmed or failed (with a reason).',
+  description: 'Its state now: pending, broadcast, confirmed or failed (with a reason), and its audit log (`log`): each state it reached, who moved it there, when.',
   security,
   params: Type.Object({ id: Type.String({ pattern: '^po_[A-Za-z0-9_-]{16,64}$' }) }),
   response: {
-    200: SuccessEnvelope(PayoutView, { message: 'Payout retrieved', data: EXAMPLE }),
+    200: SuccessEnvelope(Type.Intersect([PayoutView, Type.Object({ log: Type.Array(LogEntry) })]), { message: 'Payout retrieved', data: { ...EXAMPLE, log: [{ state: 'pending', actor: 'admin', at: '2026-11-29T10:00:00.000Z', detail: { to: ADDRESS, amountSat: 150_000_000, feeSat: 22_600, txid: EXAMPLE.txid } }, { state: 'broadcast', actor: 'service', at: '2026-11-29T10:00:00.412Z', detail: {} }] } }),
     404: refused('No payout has this id', { message: 'Payout not found', error: 'no payout po_…', code: 'PAYOUT_ERR_NOT_FOUND' }),
     ...common,
   },

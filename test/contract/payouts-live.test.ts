@@ -13,14 +13,11 @@
  * - A confirmed invoice refunded to its payer (the address of the payment's first input), once.
  */
 import assert from 'node:assert/strict'
-import { randomBytes } from 'node:crypto'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { rmSync } from 'node:fs'
 import { describe, it } from 'node:test'
-import bs58check from 'bs58check'
-import { formatPkoin, pkoinToSatoshi, walletKeyFromWif, WIF_VERSION } from '../../packages/pocketnet-client/index.js'
+import { formatPkoin, pkoinToSatoshi } from '../../packages/pocketnet-client/index.js'
 import { freshDataDir } from '../../scripts/pglite-template.js'
+import { hotWalletKeyFile, seededRandom } from '../helpers/hot-wallet.js'
 import { listeningUrl, startService, type ServiceProcess } from '../helpers/start-service.js'
 import { waitFor } from '../helpers/wait-for.js'
 import { bestBlock, contractNode, payFromWallet, privateRpc, publicRpc, stakeBlock, walletAddress } from './contract-node.js'
@@ -32,28 +29,11 @@ const ADMIN_TOKEN = 'payouts-live-admin-token-0123456789abcdef'
 /** Long enough for a busy machine; a real node answers in far less. */
 const PATIENCE_MS = 120_000
 
-/** A seeded random in [0, 1) (mulberry32): the same kills on every run. */
-function seeded (seed: number): () => number {
-  let state = seed >>> 0
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0
-    let value = state
-    value = Math.imul(value ^ (value >>> 15), value | 1)
-    value ^= value + Math.imul(value ^ (value >>> 7), value | 61)
-    return ((value ^ (value >>> 14)) >>> 0) / 4294967296
-  }
-}
-
 interface HotWallet { keyPath: string, address: string }
 
 /** A new regtest key, in a file only its owner may read, its address funded with `coins` outputs of `satoshi` each, confirmed. */
 async function hotWallet (t: WithAfter, coins: number, satoshi: number): Promise<HotWallet> {
-  const wif = bs58check.encode(Uint8Array.from([WIF_VERSION.regtest, ...randomBytes(32), 0x01]))
-  const dir = mkdtempSync(join(tmpdir(), 'payouts-live-'))
-  t.after(() => rmSync(dir, { recursive: true, force: true }))
-  const keyPath = join(dir, 'wallet.wif')
-  writeFileSync(keyPath, wif, { mode: 0o600 })
-  const address = walletKeyFromWif(wif, 'regtest').address
+  const { path: keyPath, address } = hotWalletKeyFile(t, 'regtest')
   for (let n = 0; n < coins; n++) await privateRpc('sendtoaddress', [address, formatPkoin(satoshi)])
   await stakeBlock()
   return { keyPath, address }
@@ -99,7 +79,7 @@ describe('payouts on a real node', () => {
     const receivers = await Promise.all(Array.from({ length: 5 }, () => walletAddress()))
     const payouts = await startPayouts(t, wallet)
     let { service, url } = await payouts.start()
-    const random = seeded(38)
+    const random = seededRandom(38)
     const amountOf = (n: number): number => 10_000_000 + n
 
     const pay = async (n: number): Promise<{ id: string, txid: string }> => {

@@ -6,14 +6,10 @@
  * no output spent twice (the emulator refuses a double spend, and its chain is read here too).
  */
 import assert from 'node:assert/strict'
-import { randomBytes } from 'node:crypto'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { rmSync } from 'node:fs'
 import { describe, it } from 'node:test'
-import bs58check from 'bs58check'
-import { walletKeyFromWif, WIF_VERSION } from 'pocketnet-client'
 import { freshDataDir } from '../../scripts/pglite-template.js'
+import { hotWalletKeyFile, seededRandom } from '../helpers/hot-wallet.js'
 import { startEmulator } from '../helpers/start-emulator.js'
 import { listeningUrl, startService, type ServiceProcess } from '../helpers/start-service.js'
 import { waitFor } from '../helpers/wait-for.js'
@@ -23,35 +19,18 @@ const ADMIN_TOKEN = 'payout-crash-admin-token-0123456789abcdef'
 const PAYOUTS = 12
 const KILLS = 5
 
-/** A seeded random in [0, 1): the same kills on every run (mulberry32). */
-function seeded (seed: number): () => number {
-  let state = seed >>> 0
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0
-    let value = state
-    value = Math.imul(value ^ (value >>> 15), value | 1)
-    value ^= value + Math.imul(value ^ (value >>> 7), value | 61)
-    return ((value ^ (value >>> 14)) >>> 0) / 4294967296
-  }
-}
-
 describe('a kill -9 of the service while it pays out', () => {
   it('ends every key as one payout, confirmed once, after restarts on the same data', async (t) => {
     const node = await startEmulator(t)
     const receivers = node.dataset.users.slice(0, 4).map(user => user.address)
-    const wif = bs58check.encode(Uint8Array.from([WIF_VERSION.main, ...randomBytes(32), 0x01]))
-    const dir = mkdtempSync(join(tmpdir(), 'payout-crash-'))
-    t.after(() => rmSync(dir, { recursive: true, force: true }))
-    const keyPath = join(dir, 'wallet.wif')
-    writeFileSync(keyPath, wif, { mode: 0o600 })
-    const wallet = walletKeyFromWif(wif, 'main').address
+    const { path: keyPath, address: wallet } = hotWalletKeyFile(t)
     // One output per payout: each can be paid before the others confirm.
     const fundedFrom = node.height + 1
     for (let n = 0; n < PAYOUTS; n++) node.fund(wallet, PKOIN)
     const dataDir = await freshDataDir()
     t.after(() => rmSync(dataDir, { recursive: true, force: true }))
     const env = { POCKETNET_NODES: node.url, PAYOUT_KEY_FILE: keyPath, ADMIN_TOKEN, DATA_DIR: dataDir, PAYOUT_CONFIRMATIONS: '1', PAYOUT_CHECK_INTERVAL_S: '1', MAX_EVENT_LOOP_DELAY_MS: '0' }
-    const random = seeded(38)
+    const random = seededRandom(38)
 
     let service: ServiceProcess = startService(t, env)
     let url = await listeningUrl(service)

@@ -7,19 +7,16 @@
  * what was paid. The wallet's key is a throwaway made here.
  */
 import assert from 'node:assert/strict'
-import { randomBytes } from 'node:crypto'
 import { once } from 'node:events'
 import { createServer } from 'node:http'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { describe, it } from 'node:test'
-import bs58check from 'bs58check'
-import { decodeTransaction, walletKeyFromWif, WIF_VERSION } from 'pocketnet-client'
+import { rmSync } from 'node:fs'
+import { decodeTransaction } from 'pocketnet-client'
 import { getDefaultDataset } from '../../devnode/data/generate.js'
 import type { Emulator } from '../../devnode/server.js'
 import type { PayoutsService } from '../../src/payouts/payouts-service.js'
 import { startApp, type TestApp } from '../helpers/build-app.js'
+import { hotWalletKeyFile } from '../helpers/hot-wallet.js'
 import { startEmulator } from '../helpers/start-emulator.js'
 import { freshDataDir } from '../payments/databases.js'
 import { waitFor } from '../helpers/wait-for.js'
@@ -28,16 +25,6 @@ type WithAfter = { after (fn: () => unknown): void }
 
 const PKOIN = 100_000_000
 const ADMIN_TOKEN = 'payouts-test-admin-token-0123456789abcdef'
-
-/** A new mainnet key in WIF (compressed), written to a file only its owner may read. */
-function keyFile (t: WithAfter): { path: string, address: string } {
-  const wif = bs58check.encode(Uint8Array.from([WIF_VERSION.main, ...randomBytes(32), 0x01]))
-  const dir = mkdtempSync(join(tmpdir(), 'payout-key-'))
-  t.after(() => rmSync(dir, { recursive: true, force: true }))
-  const path = join(dir, 'wallet.wif')
-  writeFileSync(path, `${wif}\n`, { mode: 0o600 })
-  return { path, address: walletKeyFromWif(wif, 'main').address }
-}
 
 interface Setup {
   /** The service's clock (epoch ms): moved by hand past a broadcast's backoff. */
@@ -51,7 +38,7 @@ interface Setup {
 
 async function service (t: WithAfter, env: Record<string, string> = {}, funds: number[] = [10 * PKOIN]): Promise<Setup> {
   const node = await startEmulator(t)
-  const key = keyFile(t)
+  const key = hotWalletKeyFile(t)
   for (const amountSat of funds) node.fund(key.address, amountSat)
   const dataDir = await freshDataDir()
   t.after(() => rmSync(dataDir, { recursive: true, force: true }))
@@ -112,6 +99,8 @@ describe('payouts through the service', () => {
     await payouts.check()
     const confirmed = (await app.get(`/api/admin/payouts/${payout.id as string}`, admin)).body.data
     assert.deepEqual([confirmed.state, confirmed.confirmations], ['confirmed', 2])
+    assert.deepEqual(confirmed.log.map((entry: { state: string, actor: string }) => [entry.state, entry.actor]), [['pending', 'admin'], ['broadcast', 'service'], ['confirmed', 'service']], 'the audit log')
+    assert.equal(confirmed.log[0].detail.txid, payout.txid)
     assert.deepEqual(paidTo(node, receiver, [payout.txid]), [{ txid: payout.txid, amountSat: 150_000_000 }], 'paid once, in a block')
     const ready = (await app.get('/readyz')).body.data.payouts
     assert.deepEqual(ready, { address: wallet, balanceSat: 10 * PKOIN - 150_000_000 - payout.feeSat })

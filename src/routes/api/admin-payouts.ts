@@ -14,7 +14,8 @@ const adminPayoutRoutes: FastifyPluginAsyncTypebox = async (app) => {
     return reply.code(created ? 201 : 200).send({ message: created ? 'Payout created' : 'Payout already made', data: payout })
   })
   app.get('/admin/payouts/:id', { schema: GetPayoutSchema, config: { admin: true } }, async (request) => {
-    return { message: 'Payout retrieved', data: await payouts.get(request.params.id) }
+    const payout = await payouts.get(request.params.id)
+    return { message: 'Payout retrieved', data: { ...payout, log: await payouts.history(payout.id) } }
   })
   app.post('/admin/invoices/:id/refund', { schema: RefundInvoiceSchema, config: { admin: true } }, async (request, reply) => {
     const { created, payout } = await payouts.refund(request.params.id, request.body ?? {}, 'admin')

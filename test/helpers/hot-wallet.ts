@@ -1,0 +1,41 @@
+/**
+ * What the payouts' tests need of a hot wallet: a new throwaway key of a network in WIF, written to
+ * a file only its owner may read (PAYOUT_KEY_FILE), and a seeded random for the moments a test
+ * kills the service at, the same on every run.
+ */
+import { randomBytes } from 'node:crypto'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import bs58check from 'bs58check'
+import { walletKeyFromWif, WIF_VERSION, type PocketnetNetwork } from 'pocketnet-client'
+
+type WithAfter = { after (fn: () => unknown): void }
+
+export interface KeyFile {
+  path: string
+  wif: string
+  address: string
+}
+
+/** A new compressed key of `network`, in a file of mode 600 removed when the test ends. */
+export function hotWalletKeyFile (t: WithAfter, network: PocketnetNetwork = 'main', mode = 0o600): KeyFile {
+  const wif = bs58check.encode(Uint8Array.from([WIF_VERSION[network], ...randomBytes(32), 0x01]))
+  const dir = mkdtempSync(join(tmpdir(), 'payout-key-'))
+  t.after(() => rmSync(dir, { recursive: true, force: true }))
+  const path = join(dir, 'wallet.wif')
+  writeFileSync(path, `${wif}\n`, { mode })
+  return { path, wif, address: walletKeyFromWif(wif, network).address }
+}
+
+/** A seeded random in [0, 1) (mulberry32). */
+export function seededRandom (seed: number): () => number {
+  let state = seed >>> 0
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0
+    let value = state
+    value = Math.imul(value ^ (value >>> 15), value | 1)
+    value ^= value + Math.imul(value ^ (value >>> 7), value | 61)
+    return ((value ^ (value >>> 14)) >>> 0) / 4294967296
+  }
+}
