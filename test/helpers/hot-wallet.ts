@@ -28,14 +28,5 @@ export function hotWalletKeyFile (t: WithAfter, network: PocketnetNetwork = 'mai
   return { path, wif, address: walletKeyFromWif(wif, network).address }
 }
 
-/** A seeded random in [0, 1) (mulberry32). */
-export function seededRandom (seed: number): () => number {
-  let state = seed >>> 0
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0
-    let value = state
-    value = Math.imul(value ^ (value >>> 15), value | 1)
-    value ^= value + Math.imul(value ^ (value >>> 7), value | 61)
-    return ((value ^ (value >>> 14)) >>> 0) / 4294967296
-  }
-}
+/** A seeded random in [0, 1): the emulator's own (mulberry32). */
+export { seeded as seededRandom } from '../../devnode/data/generate.js'
