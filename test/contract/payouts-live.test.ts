@@ -35,7 +35,13 @@ interface HotWallet { keyPath: string, address: string }
 async function hotWallet (t: WithAfter, coins: number, satoshi: number): Promise<HotWallet> {
   const { path: keyPath, address } = hotWalletKeyFile(t, 'regtest')
   for (let n = 0; n < coins; n++) await privateRpc('sendtoaddress', [address, formatPkoin(satoshi)])
-  await stakeBlock()
+  // A staked block may leave some of them in the mempool: blocks until txunspent lists them all.
+  for (let blocks = 1; ; blocks++) {
+    await stakeBlock()
+    const listed = (await publicRpc('txunspent', [[address]])).result as unknown[]
+    if (listed.length >= coins) break
+    if (blocks === 5) throw new Error(`${listed.length} of the ${coins} outputs funding ${address} confirmed after ${blocks} blocks`)
+  }
   return { keyPath, address }
 }
 
@@ -84,12 +90,16 @@ describe('payouts on a real node', () => {
 
     const pay = async (n: number): Promise<{ id: string, txid: string }> => {
       for (;;) {
+        let refused: string | undefined
         try {
           const answer = await admin(url, 'POST', '/api/admin/payouts', { to: receivers[n % receivers.length], amountSat: amountOf(n), idempotencyKey: `live-${n}` })
           if (answer.status === 200 || answer.status === 201) return answer.body.data
+          if (answer.status < 500) refused = `${answer.status} ${JSON.stringify(answer.body)}`
         } catch {
           // Killed under the request: the same key again.
         }
+        // A refusal is no crash: it would be refused again (a 503 of a process still starting is tried again).
+        if (refused !== undefined) throw new Error(`payout ${n} refused: ${refused}`)
         await new Promise(resolve => setTimeout(resolve, 20 + Math.floor(random() * 30)))
       }
     }

@@ -37,12 +37,16 @@ describe('a kill -9 of the service while it pays out', () => {
     const pay = async (n: number): Promise<{ id: string, txid: string }> => {
       const body = JSON.stringify({ to: receivers[n % receivers.length], amountSat: 10_000_000 + n, idempotencyKey: `crash-${n}` })
       for (;;) {
+        let refused: string | undefined
         try {
           const response = await fetch(`${url}/api/admin/payouts`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${ADMIN_TOKEN}` }, body })
           if (response.status === 200 || response.status === 201) return (await response.json() as { data: { id: string, txid: string } }).data
+          if (response.status < 500) refused = `${response.status} ${await response.text()}`
         } catch {
           // The process died under the request: the same key again, to the next one.
         }
+        // A refusal is no crash: it would be refused again.
+        if (refused !== undefined) throw new Error(`payout ${n} refused: ${refused}`)
         await new Promise(resolve => setTimeout(resolve, 20))
       }
     }
