@@ -142,6 +142,21 @@ export async function payFromWallet (to: string, satoshi: number, memo: string):
 }
 
 /**
+ * Pays `satoshi` to `to` from one coin of the node's wallet that the chain holds unspent (the
+ * wallet's own choice can be a coin a re-org left spent in its index: `sendtoaddress` then makes a
+ * transaction no block takes), the change back, the fee on the wallet. In the mempool until a block.
+ */
+export async function fundFromWallet (to: string, satoshi: number): Promise<string> {
+  const changeAddress = await privateRpc('getrawchangeaddress') as string
+  const coin = await spendableCoin(satoshi + PAYMENT_FEE_SAT)
+  const outputs = [{ [to]: formatPkoin(satoshi) }, { [changeAddress]: formatPkoin(coin.satoshi - satoshi - PAYMENT_FEE_SAT) }]
+  const unsigned = await privateRpc('createrawtransaction', [[{ txid: coin.txid, vout: coin.vout }], outputs]) as string
+  const signed = await privateRpc('signrawtransactionwithwallet', [unsigned]) as { hex: string, complete: boolean }
+  if (!signed.complete) throw new Error(`the wallet did not sign the payment to ${to}`)
+  return await privateRpc('sendrawtransaction', [signed.hex]) as string
+}
+
+/**
  * A coin of the wallet worth at least `satoshi` that the chain holds unspent. The wallet can list
  * a coin the chain has spent (see {@link mendWallet}): each is checked with `gettxout`.
  */

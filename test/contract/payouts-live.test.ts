@@ -15,12 +15,12 @@
 import assert from 'node:assert/strict'
 import { rmSync } from 'node:fs'
 import { describe, it } from 'node:test'
-import { formatPkoin, pkoinToSatoshi } from '../../packages/pocketnet-client/index.js'
+import { buildPayment, coinsOfUnspent, pkoinToSatoshi, walletKeyFromWif } from '../../packages/pocketnet-client/index.js'
 import { freshDataDir } from '../../scripts/pglite-template.js'
 import { hotWalletKeyFile, seededRandom } from '../helpers/hot-wallet.js'
 import { listeningUrl, startService, type ServiceProcess } from '../helpers/start-service.js'
 import { waitFor } from '../helpers/wait-for.js'
-import { bestBlock, contractNode, payFromWallet, privateRpc, publicRpc, stakeBlock, walletAddress } from './contract-node.js'
+import { bestBlock, contractNode, fundFromWallet, payFromWallet, privateRpc, publicRpc, stakeBlock, walletAddress, type RpcAnswer } from './contract-node.js'
 
 type WithAfter = { after (fn: () => unknown): void }
 
@@ -28,20 +28,33 @@ const PKOIN = 100_000_000
 const ADMIN_TOKEN = 'payouts-live-admin-token-0123456789abcdef'
 /** Long enough for a busy machine; a real node answers in far less. */
 const PATIENCE_MS = 120_000
+/** What the split of the funding into many outputs pays in fee, at most (100 outputs at 10,000 satoshi per 1000 bytes). */
+const SPLIT_FEE_SAT = 100_000
 
 interface HotWallet { keyPath: string, address: string }
 
-/** A new regtest key, in a file only its owner may read, its address funded with `coins` outputs of `satoshi` each, confirmed. */
+/**
+ * A new regtest key, in a file only its owner may read, its address funded with `coins` outputs of
+ * `satoshi` each, confirmed: one payment from a coin of the node's wallet, then split by our own
+ * wallet code into the outputs (one transaction of up to 100 outputs to itself, sent to the write path).
+ */
 async function hotWallet (t: WithAfter, coins: number, satoshi: number): Promise<HotWallet> {
-  const { path: keyPath, address } = hotWalletKeyFile(t, 'regtest')
-  for (let n = 0; n < coins; n++) await privateRpc('sendtoaddress', [address, formatPkoin(satoshi)])
-  // A staked block may leave some of them in the mempool: blocks until txunspent lists them all.
-  for (let blocks = 1; ; blocks++) {
+  const { path: keyPath, wif, address } = hotWalletKeyFile(t, 'regtest')
+  await fundFromWallet(address, coins * satoshi + SPLIT_FEE_SAT)
+  await stakeBlock()
+  if (coins > 1) {
+    const split = buildPayment(walletKeyFromWif(wif, 'regtest'), {
+      coins: coinsOfUnspent((await publicRpc('txunspent', [[address]])).result),
+      outputs: Array.from({ length: coins }, () => ({ address, amountSat: satoshi })),
+      feeRateSatPerKb: 10_000,
+      nTime: Math.floor(Date.now() / 1000),
+    })
+    const sent = await fetch(`${contractNode.url}/post/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ method: 'sendrawtransaction', params: [split.hex, {}] }) })
+    assert.equal((await sent.json() as RpcAnswer).result, split.txid)
     await stakeBlock()
-    const listed = (await publicRpc('txunspent', [[address]])).result as unknown[]
-    if (listed.length >= coins) break
-    if (blocks === 5) throw new Error(`${listed.length} of the ${coins} outputs funding ${address} confirmed after ${blocks} blocks`)
   }
+  const listed = (await publicRpc('txunspent', [[address]])).result as unknown[]
+  assert.ok(listed.length >= coins, `${listed.length} of the ${coins} outputs funding ${address} confirmed`)
   return { keyPath, address }
 }
 
@@ -81,7 +94,7 @@ async function heightOf (txid: string): Promise<number | undefined> {
 describe('payouts on a real node', () => {
   it('100 payouts through kill -9 at random moments each end confirmed once; the receivers got the sum, none twice', async (t) => {
     const PAYOUTS = 100
-    const wallet = await hotWallet(t, PAYOUTS, PKOIN)
+    const wallet = await hotWallet(t, PAYOUTS, 20_000_000)
     const receivers = await Promise.all(Array.from({ length: 5 }, () => walletAddress()))
     const payouts = await startPayouts(t, wallet)
     let { service, url } = await payouts.start()
