@@ -1,7 +1,8 @@
 /**
  * The payouts' metrics, read when Prometheus scrapes: payouts that reached each state on this
- * instance, satoshi it saw confirmed sent, and the hot wallet's balance as a node lists it (read
- * at most every 10 s, shared with /readyz).
+ * instance, satoshi it saw confirmed sent, the payouts not final yet across instances and the age
+ * of the oldest (from the database: what an alert watches), and the hot wallet's balance as a
+ * node lists it (read at most every 10 s, shared with /readyz).
  */
 import { Counter, Gauge, type Registry } from 'prom-client'
 import { PAYOUT_STATES } from './payout.js'
@@ -26,6 +27,28 @@ export function registerPayoutMetrics (registry: Registry, service: PayoutsServi
       sent.reset()
       sent.inc(service.counts.confirmedSat)
     },
+  })
+  const open = new Gauge({
+    name: 'payouts_open',
+    help: 'Payouts and refunds not final yet, across instances, by state: pending (no node took it yet), broadcast (not confirmed yet); absent until the database is open',
+    labelNames: ['state'],
+    registers: [registry],
+    async collect () {
+      open.reset()
+      try {
+        const now = await service.open()
+        open.set({ state: 'pending' }, now.pending)
+        open.set({ state: 'broadcast' }, now.broadcast)
+        oldest.set(now.oldestAgeS)
+      } catch {
+        // The database is not open (yet): absent rather than zero.
+      }
+    },
+  })
+  const oldest = new Gauge({
+    name: 'payouts_oldest_open_age_seconds',
+    help: 'How long the oldest payout not final yet has waited since it was signed, in seconds (0: none open); alert when it passes a few blocks\' time. Read with payouts_open',
+    registers: [registry],
   })
   const balance = new Gauge({
     name: 'payouts_wallet_balance_satoshi',

@@ -206,10 +206,13 @@ export class PayoutStore {
     return rows.map(payoutOf)
   }
 
-  /** How many payouts are open, and their sum: for /readyz and the metrics. */
-  async openTotals (): Promise<{ open: number, openSat: number }> {
-    const { rows } = await this.db.query<{ open: unknown, sat: unknown }>("SELECT COUNT(*) AS open, COALESCE(SUM(amount_sat + fee_sat), 0)::bigint AS sat FROM payouts WHERE state IN ('pending', 'broadcast')")
-    return { open: safeInteger(rows[0]?.open ?? 0, 'open'), openSat: safeInteger(rows[0]?.sat ?? 0, 'sat') }
+  /** The payouts not final yet, by state, and when the oldest of them was created (undefined: none): for the metrics. */
+  async openTotals (): Promise<{ pending: number, broadcast: number, oldestAtMs: number | undefined }> {
+    const { rows } = await this.db.query<{ pending: unknown, broadcast: unknown, oldest: unknown }>(
+      `SELECT COUNT(*) FILTER (WHERE state = 'pending') AS pending, COUNT(*) FILTER (WHERE state = 'broadcast') AS broadcast, MIN(created_at_ms) AS oldest
+         FROM payouts WHERE state IN ('pending', 'broadcast')`)
+    const oldest = rows[0]?.oldest
+    return { pending: safeInteger(rows[0]?.pending ?? 0, 'pending'), broadcast: safeInteger(rows[0]?.broadcast ?? 0, 'broadcast'), oldestAtMs: oldest === null || oldest === undefined ? undefined : safeInteger(oldest, 'oldest') }
   }
 
   /** A broadcast that a node took (or had already): `pending` → `broadcast`. False when it had moved on. */

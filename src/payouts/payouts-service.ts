@@ -203,6 +203,16 @@ export class PayoutsService {
     return this.#wallet.state
   }
 
+  /**
+   * The payouts not final yet, across instances, and how long the oldest has waited (seconds; 0
+   * when none): a payout no block confirms, or that a node keeps refusing, shows here rather than
+   * stalling silently.
+   */
+  async open (): Promise<{ pending: number, broadcast: number, oldestAgeS: number }> {
+    const { pending, broadcast, oldestAtMs } = await (await this.#store).openTotals()
+    return { pending, broadcast, oldestAgeS: oldestAtMs === undefined ? 0 : Math.max(0, Math.round((this.#options.now() - oldestAtMs) / 1000)) }
+  }
+
   /** Checks open payouts now, after the check running if any (a block came; tests). */
   check (): Promise<void> {
     this.#checks.request()

@@ -106,6 +106,8 @@ describe('payouts through the service', () => {
     assert.deepEqual(ready, { address: wallet, balanceSat: 10 * PKOIN - 150_000_000 - payout.feeSat })
     const metrics = await (await fetch(`${app.url}/metrics`)).text()
     assert.match(metrics, /payouts_total\{state="confirmed"\} 1/)
+    assert.match(metrics, /payouts_open\{state="broadcast"\} 0/)
+    assert.match(metrics, /payouts_oldest_open_age_seconds 0/)
     assert.match(metrics, /payouts_confirmed_satoshi_total 150000000/)
   })
 
@@ -145,9 +147,11 @@ describe('payouts through the service', () => {
     const created = await post(app, '/api/admin/payouts', { to: receiver, amountSat: PKOIN, idempotencyKey: 'lost-answer' })
     assert.equal(created.status, 201)
     assert.equal(created.body.data.state, 'pending', 'no answer: not known to be taken')
+    clock.now += 3_000
+    assert.deepEqual(await payouts.open(), { pending: 1, broadcast: 0, oldestAgeS: 3 }, 'seen waiting, not stalled silently')
     await payouts.check()
     assert.equal((await app.get(`/api/admin/payouts/${created.body.data.id as string}`, admin)).body.data.state, 'pending', 'waiting out the backoff')
-    clock.now += 5_000
+    clock.now += 2_000
     await payouts.check()
     const taken = (await app.get(`/api/admin/payouts/${created.body.data.id as string}`, admin)).body.data
     assert.deepEqual([taken.state, taken.txid], ['broadcast', created.body.data.txid])
