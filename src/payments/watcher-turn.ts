@@ -38,6 +38,8 @@ export const ALWAYS_HELD: WatcherTurn = {
 
 export interface WatcherLeaseOptions {
   db: Sql
+  /** The lease's row: default {@link WATCHER_LEASE_NAME}; the payouts' checks take their own (`payouts`). */
+  name?: string
   /** Unique per instance. Default: random. */
   holder?: string
   /** Default {@link DEFAULT_WATCHER_LEASE_TTL_MS}. */
@@ -56,12 +58,12 @@ export interface WatcherLeaseOptions {
   onError?: (error: unknown) => void
 }
 
-/** The turn on a database server shared with other instances: the `payments-watcher` lease. */
+/** The turn on a database server shared with other instances: the `payments-watcher` lease, or the one named. */
 export function watcherLease (options: WatcherLeaseOptions): Lease {
   const onTakeover = options.onTakeover ?? (() => {})
   return new Lease({
     store: new PostgresLeaseStore(options.db, options.now),
-    name: WATCHER_LEASE_NAME,
+    name: options.name ?? WATCHER_LEASE_NAME,
     holder: options.holder ?? `watcher-${randomBytes(9).toString('base64url')}`,
     ttlMs: options.ttlMs ?? DEFAULT_WATCHER_LEASE_TTL_MS,
     timers: options.timers,

@@ -250,7 +250,7 @@ export class PayoutsService {
     })
     if (!made.created) return { created: false, payout: payoutView(terms.kind === 'payout' ? sameTerms(made.payout, terms) : made.payout) }
     this.#options.log.info({ payoutId: made.payout.id, kind: terms.kind, to: made.payout.to, amountSat: made.payout.amountSat, txid: made.payout.txid }, 'Payouts: signed and stored; broadcasting')
-    this.#changed(made.payout)
+    this.#moved(made.payout)
     return { created: true, payout: payoutView(await this.#broadcast(store, made.payout)) }
   }
 
@@ -265,9 +265,19 @@ export class PayoutsService {
       return payout
     }
     if ('code' in answer) return await this.#refused(store, payout, answer)
-    if (payout.state === 'pending') await store.accepted(payout.id)
-    else await store.inBlock(payout.id, undefined)
-    return await this.#reread(store, payout)
+    if (payout.state !== 'pending') {
+      await store.inBlock(payout.id, undefined)
+      return await this.#reread(store, payout)
+    }
+    return await this.#taken(store, payout)
+  }
+
+  /** `pending` → `broadcast`: a node took the transaction, or had it already. */
+  async #taken (store: PayoutStore, payout: Payout): Promise<Payout> {
+    const moved = await store.accepted(payout.id)
+    const taken = await this.#reread(store, payout)
+    if (moved) this.#moved(taken)
+    return taken
   }
 
   /** A broadcast the node answered with a refusal: a conflict is looked into, anything else sent again later. */
@@ -304,7 +314,6 @@ export class PayoutsService {
       if (payout.height !== undefined) {
         this.#options.log.warn({ payoutId: payout.id, txid: payout.txid, height: payout.height }, 'Payouts: the payout\'s block left the chain (a re-org); its transaction is sent again')
         await store.inBlock(payout.id, undefined)
-        this.#changed(await this.#reread(store, payout))
       }
       // Answered without a block: in the mempool, or out of a block that left the chain, which the
       // node keeps answering so but mines again only if sent again. Sending the bytes a node has
@@ -316,16 +325,12 @@ export class PayoutsService {
     const block = { height: where.height, blockHash: where.blockHash, confirmations: Math.max(0, tip - where.height + 1) }
     if (block.confirmations >= this.#options.confirmations && await this.#node.backs(payout.txid, block, this.#options.confirmations)) {
       if (await store.confirmed(payout.id, block)) {
-        const confirmed = await this.#reread(store, payout)
         this.#options.log.info({ payoutId: payout.id, txid: payout.txid, height: block.height }, 'Payouts: confirmed')
-        this.#changed(confirmed)
+        this.#moved(await this.#reread(store, payout))
       }
       return
     }
-    if (block.blockHash !== payout.blockHash || block.confirmations !== payout.confirmations) {
-      await store.inBlock(payout.id, block)
-      this.#changed(await this.#reread(store, payout))
-    }
+    if (block.blockHash !== payout.blockHash || block.confirmations !== payout.confirmations) await store.inBlock(payout.id, block)
   }
 
   /**
@@ -337,8 +342,7 @@ export class PayoutsService {
     // The spender may be this very transaction: taken before a crash, confirmed, its outputs spent since.
     const where = await this.#node.whereabouts(payout.txid)
     if (where !== null) {
-      if (payout.state === 'pending') await store.accepted(payout.id)
-      const taken = await this.#reread(store, payout)
+      const taken = payout.state === 'pending' ? await this.#taken(store, payout) : payout
       await this.#follow(store, taken)
       return await this.#reread(store, taken)
     }
@@ -356,11 +360,12 @@ export class PayoutsService {
   }
 
   async #fail (store: PayoutStore, payout: Payout, reason: 'INPUTS_SPENT' | 'REJECTED', detail: Record<string, unknown>): Promise<Payout> {
-    if (await store.failed(payout.id, reason, detail)) {
-      this.#options.log.warn({ payoutId: payout.id, txid: payout.txid, reason, ...detail }, 'Payouts: failed; its outputs are free again')
-    }
+    const moved = await store.failed(payout.id, reason, detail)
     const failed = await this.#reread(store, payout)
-    this.#changed(failed)
+    if (moved) {
+      this.#options.log.warn({ payoutId: payout.id, txid: payout.txid, reason, ...detail }, 'Payouts: failed; its outputs are free again')
+      this.#moved(failed)
+    }
     return failed
   }
 
@@ -386,7 +391,8 @@ export class PayoutsService {
     return this.#options.now() + backoffDelayMs(payout.broadcasts + 1, RETRY)
   }
 
-  #changed (payout: Payout): void {
+  /** `payout` reached its state here, by this instance's write: counted and told, once per state. */
+  #moved (payout: Payout): void {
     this.counts.reached[payout.state]++
     if (payout.state === 'confirmed') this.counts.confirmedSat += payout.amountSat
     for (const listener of this.#listeners) {

@@ -6,12 +6,9 @@
  * after a start (what a crash left `pending` is broadcast again), by one instance at a time: the
  * `payouts` lease on a database server, always this process on the embedded database.
  */
-import { randomBytes } from 'node:crypto'
 import fp from 'fastify-plugin'
 import { parseNodeList, REAL_TIMERS, DUST_THRESHOLD_SAT, type Timers } from 'pocketnet-client'
-import { Lease } from '../lease/lease.js'
-import { PostgresLeaseStore } from '../lease/postgres-lease-store.js'
-import { ALWAYS_HELD, type WatcherTurn } from '../payments/watcher-turn.js'
+import { ALWAYS_HELD, watcherLease, type WatcherTurn } from '../payments/watcher-turn.js'
 import { WEBHOOK_CONSUMER } from '../payments/webhook-sender.js'
 import { readHotWallet } from './hot-wallet.js'
 import { registerPayoutMetrics } from './payout-metrics.js'
@@ -27,7 +24,6 @@ declare module 'fastify' {
 }
 
 export const PAYOUTS_LEASE_NAME = 'payouts'
-const LEASE_TTL_MS = 30_000
 
 export interface PayoutsPluginOptions {
   /** Milliseconds since the epoch (tests). */
@@ -82,13 +78,13 @@ export default fp<PayoutsPluginOptions>(async (app, options) => {
     const webhooks = config.PAYMENT_WEBHOOK_URL !== '' && config.PAYMENT_ADDRESS !== ''
     resolveStore(new PayoutStore(db, now, webhooks ? [WEBHOOK_CONSUMER] : []))
     if (db.kind === 'server') {
-      turn = new Lease({
-        store: new PostgresLeaseStore(db, now),
+      turn = watcherLease({
+        db,
         name: PAYOUTS_LEASE_NAME,
-        holder: `payouts-${randomBytes(9).toString('base64url')}`,
-        ttlMs: LEASE_TTL_MS,
+        now,
         timers,
-        onChange: state => { if (state === 'held') payouts.check().catch(() => {}) },
+        // Taken over from an instance that stopped: its open payouts are checked at once.
+        onTakeover: () => { payouts.check().catch(() => {}) },
         onError: err => { app.log.warn({ err: { message: err instanceof Error ? err.message : String(err) } }, 'Payouts: the payouts lease could not be renewed; it is tried again') },
       })
       await turn.start()

@@ -18,6 +18,7 @@ import type { PayoutsService } from '../../src/payouts/payouts-service.js'
 import { startApp, type TestApp } from '../helpers/build-app.js'
 import { hotWalletKeyFile } from '../helpers/hot-wallet.js'
 import { startEmulator } from '../helpers/start-emulator.js'
+import { startPostgres } from '../helpers/start-postgres.js'
 import { freshDataDir } from '../payments/databases.js'
 import { waitFor } from '../helpers/wait-for.js'
 
@@ -105,7 +106,7 @@ describe('payouts through the service', () => {
     const ready = (await app.get('/readyz')).body.data.payouts
     assert.deepEqual(ready, { address: wallet, balanceSat: 10 * PKOIN - 150_000_000 - payout.feeSat })
     const metrics = await (await fetch(`${app.url}/metrics`)).text()
-    assert.match(metrics, /payouts_total\{state="confirmed"\} 1/)
+    for (const state of ['pending', 'broadcast', 'confirmed']) assert.match(metrics, new RegExp(`payouts_total\\{state="${state}"\\} 1\n`), `each state counted once: ${state}`)
     assert.match(metrics, /payouts_open\{state="broadcast"\} 0/)
     assert.match(metrics, /payouts_oldest_open_age_seconds 0/)
     assert.match(metrics, /payouts_confirmed_satoshi_total 150000000/)
@@ -143,6 +144,8 @@ describe('payouts through the service', () => {
   it('sends the same bytes again when the node took a broadcast but its answer was lost: one transaction, paid once', async (t) => {
     const { clock, node, app, payouts, users } = await service(t)
     const receiver = users[1] as string
+    const told: string[] = []
+    payouts.onChange(payout => { told.push(payout.state) })
     node.setFault({ kind: 'drop-after-accept' }, { method: 'sendrawtransaction', times: 1 })
     const created = await post(app, '/api/admin/payouts', { to: receiver, amountSat: PKOIN, idempotencyKey: 'lost-answer' })
     assert.equal(created.status, 201)
@@ -161,6 +164,7 @@ describe('payouts through the service', () => {
     assert.equal((await app.get(`/api/admin/payouts/${created.body.data.id as string}`, admin)).body.data.state, 'confirmed')
     const sent = new Set(node.callsTo('sendrawtransaction').map(call => (call.params as string[])[0]))
     assert.equal(sent.size, 1, 'every broadcast the same bytes')
+    assert.deepEqual(told, ['pending', 'broadcast', 'confirmed'], 'each state told once, the broadcast a check found too')
     assert.deepEqual(paidTo(node, receiver, [created.body.data.txid]), [{ txid: created.body.data.txid, amountSat: PKOIN }])
   })
 
@@ -234,5 +238,26 @@ describe('payouts through the service', () => {
       [`payout:${payout.id}:broadcast`, 'payoutBroadcast', 'broadcast', payout.txid],
       [`payout:${payout.id}:confirmed`, 'payoutConfirmed', 'confirmed', payout.txid],
     ])
+  })
+})
+
+describe('payouts of two instances on one PostgreSQL server', () => {
+  it('never spend one output twice, and the instance holding the payouts lease confirms both instances\' payouts', async (t) => {
+    const postgres = await startPostgres(t)
+    const node = await startEmulator(t)
+    const key = hotWalletKeyFile(t)
+    for (let n = 0; n < 4; n++) node.fund(key.address, PKOIN)
+    const env = { PAYOUT_KEY_FILE: key.path, PAYOUT_CONFIRMATIONS: '2', DATABASE_URL: await postgres.freshDatabase(), PAYOUT_CHECK_INTERVAL_S: '3600' }
+    const apps = [await startApp(t, { nodes: [node.url], env }), await startApp(t, { nodes: [node.url], env })]
+    const instances = apps.map(app => app.app.payouts as PayoutsService)
+    const users = node.dataset.users.map(user => user.address)
+    const made = await Promise.all([0, 1, 2, 3].map(n => (instances[n % 2] as PayoutsService).send({ to: users[n] as string, amountSat: PKOIN / 2, idempotencyKey: `two-${n}` })))
+    assert.deepEqual(made.map(outcome => outcome.payout.state), ['broadcast', 'broadcast', 'broadcast', 'broadcast'])
+    const inputs = node.callsTo('sendrawtransaction').flatMap(call => decodeTransaction((call.params as string[])[0] as string).inputs.map(input => `${input.txid}:${input.vout}`))
+    assert.deepEqual([inputs.length, new Set(inputs).size], [4, 4], 'four outputs, each spent once')
+    node.mineBlock()
+    node.mineBlock()
+    await Promise.all(instances.map(instance => instance.check()))
+    for (const { payout } of made) assert.equal((await (instances[1] as PayoutsService).get(payout.id)).state, 'confirmed', `${payout.id}, by whichever instance holds the lease`)
   })
 })
