@@ -341,10 +341,17 @@ export class PayoutsService {
   async #conflicted (store: PayoutStore, payout: Payout, code: string): Promise<Payout> {
     // The spender may be this very transaction: taken before a crash, confirmed, its outputs spent since.
     const where = await this.#node.whereabouts(payout.txid)
-    if (where !== null) {
+    if (where !== null && where.height !== undefined) {
       const taken = payout.state === 'pending' ? await this.#taken(store, payout) : payout
       await this.#follow(store, taken)
       return await this.#reread(store, taken)
+    }
+    if (where !== null) {
+      // Known without a block (out of one a re-org disconnected) while another spends an output: sent
+      // again later, not followed now (following sends it again, which this answer would meet again).
+      await store.notAccepted(payout.id, code, this.#retryAt(payout))
+      this.#options.log.warn({ payoutId: payout.id, txid: payout.txid, code }, 'Payouts: the node knows the payout\'s transaction outside any block while another spends one of its outputs; it is sent again later')
+      return payout
     }
     const [coins, tip] = await Promise.all([this.#node.coins(this.#signer.address), this.#node.tipHeight()])
     const unspent = new Set(coins.map(coin => `${coin.txid}:${coin.vout}`))

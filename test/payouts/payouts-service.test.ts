@@ -11,7 +11,7 @@ import { once } from 'node:events'
 import { createServer } from 'node:http'
 import { describe, it } from 'node:test'
 import { rmSync } from 'node:fs'
-import { decodeTransaction } from 'pocketnet-client'
+import { buildPayment, decodeTransaction, walletKeyFromWif } from 'pocketnet-client'
 import { getDefaultDataset } from '../../devnode/data/generate.js'
 import type { Emulator } from '../../devnode/server.js'
 import type { PayoutsService } from '../../src/payouts/payouts-service.js'
@@ -166,6 +166,38 @@ describe('payouts through the service', () => {
     assert.equal(sent.size, 1, 'every broadcast the same bytes')
     assert.deepEqual(told, ['pending', 'broadcast', 'confirmed'], 'each state told once, the broadcast a check found too')
     assert.deepEqual(paidTo(node, receiver, [created.body.data.txid]), [{ txid: created.body.data.txid, amountSat: PKOIN }])
+  })
+
+  it('waits, without sending in a loop, when a re-org took its block and another transaction now spends its output', async (t) => {
+    const node = await startEmulator(t)
+    const key = hotWalletKeyFile(t)
+    const coin = node.fund(key.address, 2 * PKOIN)
+    const dataDir = await freshDataDir()
+    t.after(() => rmSync(dataDir, { recursive: true, force: true }))
+    const app = await startApp(t, { nodes: [node.url], env: { PAYOUT_KEY_FILE: key.path, PAYOUT_CONFIRMATIONS: '2', DATA_DIR: dataDir, PAYOUT_CHECK_INTERVAL_S: '3600' } })
+    const payouts = app.app.payouts as PayoutsService
+    const users = node.dataset.users.map(user => user.address)
+    const { payout } = await payouts.send({ to: users[0] as string, amountSat: PKOIN, idempotencyKey: 'rival' })
+    node.mineBlock()
+    await payouts.check()
+    assert.equal((await payouts.get(payout.id)).height, node.height)
+    node.disconnectBlock()
+    // A rival from the same wallet spends the output the disconnected payout spent.
+    const rival = buildPayment(walletKeyFromWif(key.wif, 'main'), {
+      coins: [{ txid: coin.txid, vout: coin.vout, address: key.address, amountSat: coin.amountSat, confirmations: 6, height: coin.height, coinbase: false, pocketTx: false }],
+      outputs: [{ address: users[1] as string, amountSat: PKOIN / 2 }],
+      feeRateSatPerKb: 10_000,
+      nTime: Math.floor(Date.now() / 1000),
+    })
+    const sent = await fetch(`${node.url}/post/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ method: 'sendrawtransaction', params: [rival.hex, {}] }) })
+    assert.equal((await sent.json() as { result: string }).result, rival.txid)
+    const before = node.callsTo('sendrawtransaction').length
+    await payouts.check()
+    assert.ok(node.callsTo('sendrawtransaction').length - before <= 2, 'sent again once, then waits out a backoff')
+    const waiting = await payouts.get(payout.id)
+    assert.deepEqual([waiting.state, waiting.height], ['broadcast', undefined])
+    await payouts.check()
+    assert.ok(node.callsTo('sendrawtransaction').length - before <= 2, 'not sent again before its backoff')
   })
 
   it('gives two payouts at once disjoint outputs, and a third none while they are held', async (t) => {
