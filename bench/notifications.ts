@@ -2,7 +2,9 @@
  * `npm run bench:notifications`: issue #37's benchmark, in one run. The built service as `npm
  * start` runs it (on the server CPU), notifications on, its embedded database in a temporary
  * DATA_DIR with BENCH_NOTIFY_USERS (10,000) users opted in; the node emulator and the Bastyon
- * proxy emulator (holding a token for each user) in this process, on the load CPU.
+ * proxy emulator (holding a token for each user) on the load CPU, the proxy in a process of its
+ * own (bench/proxy-process.ts): in this one, its work would delay autocannon's loop and be
+ * counted as the API's latency.
  *
  * In BENCH_NOTIFY_ROUNDS (3) rounds, each in both orders over the rounds: BENCH_NOTIFY_PHASE_S
  * (20) seconds of the cached API (`GET /api/nodeinfo`, answered from the cache) at a fixed
@@ -20,11 +22,13 @@ import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import autocannon from 'autocannon'
 import bs58check from 'bs58check'
-import { startBastyonProxy } from '../devnode/bastyon-proxy.js'
+import { fork } from 'node:child_process'
+import { once } from 'node:events'
 import { createEmulator } from '../devnode/server.js'
 import { openDatabase } from '../src/db/open-database.js'
 import { copyTemplateTo } from '../scripts/pglite-template.js'
 import { CPUS, cpuMicros, cpuSeconds, startService, stop } from './harness.js'
+import type { ProxyProcessCount, ProxyProcessSetup } from './proxy-process.js'
 import { writeResultsSection } from './results-file.js'
 
 const USERS = Number(process.env.BENCH_NOTIFY_USERS ?? 10_000)
@@ -61,9 +65,8 @@ async function measure (): Promise<void> {
   const startLoad = loadavg()[0]?.toFixed(2)
   const node = await createEmulator({ port: 0 })
   cleanups.push(() => node.close())
-  const proxy = await startBastyonProxy({ apps: { [APP_ID]: { name: 'Bench', scope: 'bench.pocketnet.app' } } })
+  const proxy = await startProxyProcess({ apps: { [APP_ID]: { name: 'Bench', scope: 'bench.pocketnet.app' } }, tokens: addresses.map(address => [APP_ID, address]) })
   cleanups.push(() => proxy.close())
-  for (const address of addresses) proxy.addToken(APP_ID, address)
 
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-notify-'))
   cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }))
@@ -104,7 +107,7 @@ async function measure (): Promise<void> {
         phases.quiet = await apiPhase(base, child.pid as number)
         continue
       }
-      const pushesBefore = proxy.pushes().length
+      const pushesBefore = (await proxy.count()).pushes
       const sender = sendEverySecond(round, () => {
         const share = Math.round(PER_MINUTE / 60)
         const to = Array.from({ length: share }, () => addresses[(nextUser++) % USERS] as string)
@@ -114,16 +117,20 @@ async function measure (): Promise<void> {
       phases.busy = await apiPhase(base, child.pid as number)
       const ended = performance.now()
       await sender.stop()
-      pushedInPhase = proxy.pushes().length - pushesBefore
+      pushedInPhase = (await proxy.count()).pushes - pushesBefore
       // What the phase sent is pushed before the next phase starts: its time is the outbox's lag.
-      while (proxy.pushes().length - pushesBefore < offered && performance.now() - ended < DRAIN_LIMIT_MS) await new Promise(resolve => setTimeout(resolve, 50))
+      let pushed = pushedInPhase
+      while (pushed < offered && performance.now() - ended < DRAIN_LIMIT_MS) {
+        await new Promise(resolve => setTimeout(resolve, 50))
+        pushed = (await proxy.count()).pushes - pushesBefore
+      }
       drainMs = performance.now() - ended
-      if (proxy.pushes().length - pushesBefore < offered) throw new Error(`round ${round}: ${proxy.pushes().length - pushesBefore} of ${offered} notifications pushed ${DRAIN_LIMIT_MS / 1000} s after the phase`)
+      if (pushed < offered) throw new Error(`round ${round}: ${pushed} of ${offered} notifications pushed ${DRAIN_LIMIT_MS / 1000} s after the phase`)
     }
     rows.push({ round, quiet: phases.quiet as Phase, busy: phases.busy as Phase, offered, pushedInPhase, drainMs })
     console.log(`round ${round}: API p99 ${rows.at(-1)?.quiet.p99} ms alone, ${rows.at(-1)?.busy.p99} ms with ${offered} notifications (${pushedInPhase} pushed in the phase)`)
   }
-  const duplicates = proxy.pushes().length - new Set(proxy.pushes().map(push => `${push.address} ${push.body}`)).size
+  const { duplicates } = await proxy.count()
   const cpu = cpuSeconds().get(`cpu${CPUS?.server ?? ''}`)
   writeResults(rows, { startLoad, duplicates, stolen: cpu === undefined ? undefined : cpu.steal / Math.max(1, cpu.total) })
 
@@ -162,6 +169,25 @@ async function measure (): Promise<void> {
   }
 }
 
+/** The proxy emulator in its own process (on the load CPU, as this one): its URL, the pushes it recorded, and a close. */
+async function startProxyProcess (setup: ProxyProcessSetup): Promise<{ url: string, count: () => Promise<ProxyProcessCount>, close: () => Promise<void> }> {
+  const child = fork(new URL('./proxy-process.ts', import.meta.url), { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+  child.send(setup)
+  const [{ url }] = await once(child, 'message') as [{ url: string }]
+  return {
+    url,
+    async count () {
+      child.send('count')
+      const [count] = await once(child, 'message') as [ProxyProcessCount]
+      return count
+    },
+    async close () {
+      child.disconnect()
+      if (child.exitCode === null) await once(child, 'exit')
+    },
+  }
+}
+
 /** The cached API at a fixed rate for PHASE_S, with the service's CPU time over it. */
 async function apiPhase (base: string, pid: number): Promise<Phase> {
   const cpuBefore = cpuMicros(pid)
@@ -180,7 +206,7 @@ function writeResults (rows: Array<{ round: number, quiet: Phase, busy: Phase, o
   const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? Number.NaN
   const p99Ratios = rows.map(row => row.busy.p99 / row.quiet.p99)
   const perMinute = rows.map(row => row.pushedInPhase / PHASE_S * 60)
-  const text = `Written by \`npm run bench:notifications\` (Node ${process.version}, ${new Date().toISOString().slice(0, 10)}): the built service as \`npm start\` runs it${CPUS ? `, on CPU ${CPUS.server}` : ''}, notifications on, its embedded database in a temporary \`DATA_DIR\` with ${USERS} users opted in; the node emulator and the Bastyon proxy emulator (a token for each user) in the benchmark's process${CPUS ? ` on CPU ${CPUS.load}` : ''}. Each round: ${PHASE_S} s of \`GET /api/nodeinfo\` (the cached API) at ${API_RATE} requests/s over 10 connections alone, and ${PHASE_S} s of the same while \`POST /api/admin/notifications\` sends ${PER_MINUTE} notifications a minute (${Math.round(PER_MINUTE / 60)} users each second, each user once), the two phases in the other order every other round. Load average at the start ${about.startLoad}${about.stolen === undefined ? '' : `; the server CPU's time stolen by the hypervisor over the run ${(about.stolen * 100).toFixed(0)} %`}.
+  const text = `Written by \`npm run bench:notifications\` (Node ${process.version}, ${new Date().toISOString().slice(0, 10)}): the built service as \`npm start\` runs it${CPUS ? `, on CPU ${CPUS.server}` : ''}, notifications on, its embedded database in a temporary \`DATA_DIR\` with ${USERS} users opted in; the node emulator in the benchmark's process and the Bastyon proxy emulator (a token for each user) in a process of its own${CPUS ? `, both on CPU ${CPUS.load}` : ''}. Each round: ${PHASE_S} s of \`GET /api/nodeinfo\` (the cached API) at ${API_RATE} requests/s over 10 connections alone, and ${PHASE_S} s of the same while \`POST /api/admin/notifications\` sends ${PER_MINUTE} notifications a minute (${Math.round(PER_MINUTE / 60)} users each second, each user once), the two phases in the other order every other round. Load average at the start ${about.startLoad}${about.stolen === undefined ? '' : `; the server CPU's time stolen by the hypervisor over the run ${(about.stolen * 100).toFixed(0)} %`}.
 
 | Round | API p50 / p99 alone | API p50 / p99 with notifications | p99 ratio | notifications sent / pushed within the phase | the last push after the phase | service CPU over the phase, alone / with |
 |---|---|---|---|---|---|---|
