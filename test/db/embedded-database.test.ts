@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict'
 import { spawn, spawnSync } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { describe, it } from 'node:test'
@@ -96,7 +95,7 @@ describe('opening the database', () => {
   })
 
   it('closes the database when a migration fails, so that it can be opened again', async (t) => {
-    const dir = mkdtempSync(join(tmpdir(), 'payments-db-'))
+    const dir = await freshDataDir('initialised')
     t.after(() => rmSync(dir, { recursive: true, force: true }))
     await assert.rejects(openDatabase({ dataDir: dir, migrations: [{ version: 1, name: 'broken', sql: 'NOT SQL' }] }), { code: '42601' })
     assert.equal(existsSync(join(dir, 'postgres.lock')), false)

@@ -16,6 +16,7 @@ import { mountDevHost, startDevnode, testSigner, type Devnode } from 'bastyon-mi
 import { launchBrowser, openPage } from '../helpers/browser.js'
 import { ensureBuilt } from '../helpers/built.js'
 import { waitFor } from '../helpers/wait-for.js'
+import { copyTemplateTo } from '../../scripts/pglite-template.js'
 
 // The example is plain JavaScript, as a mini-app developer writes it.
 const EXAMPLE = '../../examples/premium-article/server.js'
@@ -31,6 +32,8 @@ async function startDev (t: WithAfter): Promise<{ url: string, devnode: Devnode 
   t.after(() => devnode.close())
   const dataDir = mkdtempSync(join(tmpdir(), 'premium-article-page-'))
   t.after(() => rmSync(dataDir, { recursive: true, force: true }))
+  // Its database copied in, not made here: initdb is seconds of CPU (scripts/pglite-template.ts).
+  await copyTemplateTo(dataDir)
   const app = await build({
     env: {},
     pocketnetNodes: devnode.url,

@@ -1,8 +1,8 @@
 /**
  * The two databases the payments code runs on, for tests that must hold on both: the embedded one
- * (PGlite in a temporary directory, copied from a template made once:
- * scripts/pglite-template.ts) and a PostgreSQL server (a fresh database on the process's
- * server).
+ * (PGlite in a temporary directory, copied from a template made once, migrated to the service's
+ * schema unless the test names other migrations: scripts/pglite-template.ts) and a PostgreSQL
+ * server (a fresh database on the process's server).
  * Opening an embedded database still takes a fraction of a second: test files open one per
  * backend and give each test invoices and txids of its own (`sharedDatabase`).
  */
@@ -28,7 +28,8 @@ export function backends (postgres: TestPostgres): Backend[] {
     {
       name: 'embedded',
       async open (t, migrations) {
-        const dataDir = await freshDataDir()
+        // The service's schema is copied in migrated; any other starts from an empty database.
+        const dataDir = await freshDataDir(migrations === undefined ? 'migrated' : 'initialised')
         const db = await openDatabase({ dataDir, ...(migrations === undefined ? {} : { migrations }) }).catch(error => {
           rmSync(dataDir, { recursive: true, force: true })
           throw error
