@@ -20,6 +20,7 @@ import { openDatabase } from '../../src/db/open-database.js'
 import { copyTemplateTo } from '../../scripts/pglite-template.js'
 import { startEmulator } from '../helpers/start-emulator.js'
 import { listeningUrl, startService, type LogLine } from '../helpers/start-service.js'
+import { SHORT_LIVED_NODE_FLAGS } from '../helpers/short-lived-node.js'
 
 const WRITER = new URL('./full-disk-writer.ts', import.meta.url).pathname
 /** Only turns a hang into a failure: no bound on how fast anything must be. */
@@ -75,7 +76,7 @@ interface Step { step: string, code?: string, message?: string }
 
 /** Runs full-disk-writer.ts to its end; its steps, exit code and stderr. Killed if it hangs. */
 async function runWriter (dataDir: string, mode: string): Promise<{ steps: Step[], code: number | null, stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', WRITER, dataDir, mode], { stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, [...SHORT_LIVED_NODE_FLAGS, '--import', 'tsx', WRITER, dataDir, mode], { stdio: ['ignore', 'pipe', 'pipe'] })
   let stderr = ''
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk })
   const steps: Step[] = []

@@ -1,6 +1,6 @@
 /**
  * Runs the built service as its own process, as `npm start` does (`node` with the start
- * script's V8 flags on dist/server.js; built.ts builds it once), and reads its stdout as JSON
+ * script's V8 flags on dist/server.js, and short-lived-node.ts's; built.ts builds it once), and reads its stdout as JSON
  * log lines: for tests of the process itself (signals, exit codes, cluster workers). Kills what
  * is left of it when the test ends.
  */
@@ -9,6 +9,7 @@ import { once } from 'node:events'
 import { createInterface } from 'node:readline'
 import { jsonGetter, type TestApp } from './build-app.js'
 import { ensureBuilt } from './built.js'
+import { SHORT_LIVED_NODE_FLAGS } from './short-lived-node.js'
 
 const ROOT = new URL('../../', import.meta.url).pathname
 
@@ -50,7 +51,7 @@ export async function processAsTestApp (service: ServiceProcess): Promise<TestAp
 
 export function startService (t: WithAfter, env: Record<string, string>, options: StartOptions = {}): ServiceProcess {
   ensureBuilt()
-  const command = [process.execPath, '--retain-maps-for-n-gc=1000', '--wasm-tiering-budget=20000', 'dist/server.js']
+  const command = [process.execPath, '--retain-maps-for-n-gc=1000', '--wasm-tiering-budget=20000', ...SHORT_LIVED_NODE_FLAGS, 'dist/server.js']
   // exec: the shell becomes the service, so the child's pid is the service's.
   const [file, ...args] = options.openFiles === undefined ? command : ['sh', '-c', `ulimit -n ${options.openFiles} && exec "$@"`, 'sh', ...command]
   const child = spawn(file as string, args, {

@@ -6,10 +6,11 @@ import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { createInterface } from 'node:readline'
+import { SHORT_LIVED_NODE_FLAGS } from './short-lived-node.js'
 
 /** Runs `writer` with `args` until it has printed `lines` lines, then kills it; the lines it printed. */
 export async function writeThenKill (writer: string, args: string[], lines: number): Promise<string[]> {
-  const child = spawn(process.execPath, ['--import', 'tsx', writer, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, [...SHORT_LIVED_NODE_FLAGS, '--import', 'tsx', writer, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
   let errors = ''
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => { errors += chunk })
   const printed: string[] = []
