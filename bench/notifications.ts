@@ -16,14 +16,13 @@
  * pushes: how many reached the proxy within the phase and how long the last one waited after it.
  * Writes its table into bench/results.md, between the notifications markers.
  */
-import { execFileSync } from 'node:child_process'
+import { execFileSync, fork } from 'node:child_process'
+import { once } from 'node:events'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import autocannon from 'autocannon'
 import bs58check from 'bs58check'
-import { fork } from 'node:child_process'
-import { once } from 'node:events'
 import { createEmulator } from '../devnode/server.js'
 import { openDatabase } from '../src/db/open-database.js'
 import { copyTemplateTo } from '../scripts/pglite-template.js'

@@ -1,8 +1,8 @@
 /**
  * Runs the built service as its own process, as `npm start` does (`node` with the start
- * script's V8 flags on dist/server.js, and short-lived-node.ts's; built.ts builds it once), and reads its stdout as JSON
- * log lines: for tests of the process itself (signals, exit codes, cluster workers). Kills what
- * is left of it when the test ends.
+ * script's V8 flags on dist/server.js, plus short-lived-node.ts's; built.ts builds it once), and
+ * reads its stdout as JSON log lines: for tests of the process itself (signals, exit codes,
+ * cluster workers). Kills what is left of it when the test ends.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
