@@ -4,9 +4,9 @@
  * valid. The built service runs as `npm start` runs it, so that it can be killed with SIGKILL.
  *
  * - 100 payouts sent by an operator's client that retries each until it is answered, while the
- *   service is killed at moments drawn from a seeded random and restarted on the same data: each
- *   key ends as one payout, confirmed, by one transaction the node holds in a block; the receivers
- *   got the sum, none twice.
+ *   service is killed five times, at points of progress drawn from a seeded random, and restarted
+ *   on the same data: each key ends as one payout, confirmed, by one transaction the node holds in
+ *   a block; the receivers got the sum, none twice.
  * - A payout's block disconnected before it is deep enough: the service sends the same bytes again
  *   (the node mines a disconnected block's transactions again only when they are sent again:
  *   docs/pocketnet-node.md) and the payout is confirmed in the new branch, paid once.
@@ -116,26 +116,42 @@ describe('payouts on a real node', () => {
         await new Promise(resolve => setTimeout(resolve, 20 + Math.floor(random() * 30)))
       }
     }
-    // Ten at a time, as an operator's job would send them.
+    // Ten at a time, as an operator's job would send them. Each answer moves `answered` on.
+    let answered = 0
+    let progressed: () => void = () => {}
     const answers: Array<Promise<{ id: string, txid: string }>> = []
     const sending = (async () => {
       for (let n = 0; n < PAYOUTS; n += 10) {
-        const batch = Array.from({ length: 10 }, (_, k) => pay(n + k))
+        const batch = Array.from({ length: 10 }, async (_, k) => {
+          const made = await pay(n + k)
+          answered++
+          progressed()
+          return made
+        })
         answers.push(...batch)
         await Promise.all(batch)
       }
     })()
-    // Ten kills at most, at moments drawn from the seeded random while payouts are being sent: each life of the process pays some.
-    let kills = 0
-    while (kills < 10 && !await Promise.race([sending.then(() => true), new Promise<boolean>(resolve => setTimeout(() => resolve(false), 300 + Math.floor(random() * 1500)))])) {
+    // Five kills, each once a number of payouts drawn from the seeded random (one in each fifth of
+    // the first 85) has been answered, and a few milliseconds more: each life of the process pays
+    // some, and the kill lands while the rest of a batch is in flight. Progress, not time, decides,
+    // so a fast machine cannot finish the payouts before the kills.
+    const killAt = Array.from({ length: 5 }, (_, fifth) => fifth * 17 + 1 + Math.floor(random() * 16))
+    const answeredAtKills: number[] = []
+    for (const threshold of killAt) {
+      await new Promise<void>(resolve => {
+        const check = (): void => { if (answered >= threshold) resolve(); else progressed = check }
+        check()
+      })
+      await new Promise(resolve => setTimeout(resolve, Math.floor(random() * 20)))
+      answeredAtKills.push(answered)
       service.child.kill('SIGKILL')
       await service.exited
-      kills++
       ;({ service, url } = await payouts.start())
     }
     await sending
     const made = await Promise.all(answers)
-    assert.ok(kills >= 3, `killed ${kills} times while paying`)
+    assert.ok(answeredAtKills.every(count => count < PAYOUTS), `every kill while payouts were unanswered: ${answeredAtKills.join(', ')} of ${PAYOUTS}`)
     assert.equal(new Set(made.map(payout => payout.id)).size, PAYOUTS, 'one payout per key')
     assert.equal(new Set(made.map(payout => payout.txid)).size, PAYOUTS, 'one transaction per payout')
 
