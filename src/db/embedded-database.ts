@@ -23,6 +23,7 @@ import { PGlite, type Results } from '@electric-sql/pglite'
 import { AbortReportingNodeFS } from './abort-reporting-fs.js'
 import type { Database, Sql } from './database.js'
 import { releaseDataDirLock, takeDataDirLock } from './data-dir-lock.js'
+import { EmbeddedAutovacuum, type AutovacuumOptions } from './embedded-autovacuum.js'
 import { DatabaseError } from './errors.js'
 import { ExtendedQuery } from './extended-query.js'
 import { startStallWatchdog } from './stall-watchdog.js'
@@ -37,6 +38,12 @@ const START_PARAMS = [...PGlite.defaultStartParams, '-c', 'shared_buffers=16MB']
 const STALL_AFTER_ABORT_MS = 15_000
 
 export interface EmbeddedDatabaseOptions {
+  /**
+   * The vacuuming a server's autovacuum would do, which PGlite's single-user PostgreSQL never
+   * does (embedded-autovacuum.ts). Default: on, every minute, reporting nothing; `false`: off (a
+   * tool that opens the database for a moment).
+   */
+  autovacuum?: AutovacuumOptions | false
   /**
    * Told once, when the database stops for good (`DB_ERR_STOPPED`, its message naming the data
    * directory and the cause). Default: the error is thrown out of the current turn, uncaught, so
@@ -163,7 +170,7 @@ export async function openEmbeddedDatabase (dataDir: string, options: EmbeddedDa
   }
 
   let closed = false
-  return {
+  const database: Database = {
     kind: 'embedded',
     query: <Row>(text: string, params?: unknown[]) => inTurn(() => sql.query<Row>(text, params)),
     exec: text => inTurn(() => sql.exec(text)),
@@ -172,6 +179,7 @@ export async function openEmbeddedDatabase (dataDir: string, options: EmbeddedDa
       if (closed) return
       closed = true
       try {
+        await autovacuum?.stop()
         // An aborted module is not entered again, not even to close it: the process is ending.
         await inTurn(async () => { if (stopped === undefined && !aborted) await pglite.close() })
       } finally {
@@ -179,4 +187,7 @@ export async function openEmbeddedDatabase (dataDir: string, options: EmbeddedDa
       }
     },
   }
+  const autovacuum = options.autovacuum === false ? undefined : new EmbeddedAutovacuum(database, options.autovacuum)
+  autovacuum?.start()
+  return database
 }

@@ -8,9 +8,13 @@
  * watcher) opens it in an `onReady` hook, which has no timeout, not while plugins register,
  * under Fastify's pluginTimeout (a new embedded database runs initdb: seconds of CPU). The others
  * open it on their first request.
+ *
+ * The embedded database vacuums itself once open, as a server's autovacuum would
+ * (embedded-autovacuum.ts); each run that did something is logged with how long it took.
  */
 import fp from 'fastify-plugin'
 import type { Database } from './database.js'
+import type { AutovacuumReport } from './embedded-autovacuum.js'
 import { DatabaseError } from './errors.js'
 import { openDatabase } from './open-database.js'
 
@@ -36,6 +40,11 @@ export default fp(async (app) => {
   let opening: Promise<Database> | undefined
   let opened: Database | undefined
   let closed = false
+  // The embedded database's vacuuming holds it while it runs: each run says what it took.
+  const reportAutovacuum = (report: AutovacuumReport): void => {
+    if ('error' in report) app.log.warn({ err: report.error }, 'the embedded database could not be vacuumed; it is tried again in a minute')
+    else app.log.info({ ...report.run, ms: Math.round(report.run.ms) }, `the embedded database vacuumed, analyzed or froze its tables in ${Math.round(report.run.ms)} ms`)
+  }
 
   const database: ServiceDatabase = {
     open () {
@@ -46,7 +55,7 @@ export default fp(async (app) => {
       if (config.WEB_CONCURRENCY > 1 && config.DATABASE_URL === '') {
         return Promise.reject(new DatabaseError('DB_ERR_OPTIONS', `WEB_CONCURRENCY is ${config.WEB_CONCURRENCY} and DATABASE_URL is empty: the embedded database can be opened by one process only, so several workers need DATABASE_URL`))
       }
-      opening ??= openDatabase(config.DATABASE_URL === '' ? { dataDir: config.DATA_DIR } : { databaseUrl: config.DATABASE_URL })
+      opening ??= openDatabase(config.DATABASE_URL === '' ? { dataDir: config.DATA_DIR, autovacuum: { report: reportAutovacuum } } : { databaseUrl: config.DATABASE_URL })
         .then(db => { opened = db; return db }, (err: unknown) => {
           // The next call tries again (a server that was down may be up).
           opening = undefined
