@@ -13,7 +13,8 @@
  *
  * So every `intervalMs` this asks PostgreSQL's own statistics which tables a server's autovacuum
  * would take now, by PostgreSQL's own settings and formulas (the `autovacuum_*` thresholds and
- * scale factors), and runs `VACUUM (ANALYZE)` or `ANALYZE` on each; when the database's oldest
+ * scale factors), and runs `VACUUM`, `ANALYZE` or both on each, one statement at a time with a turn
+ * of the event loop between them; when the database's oldest
  * unfrozen transaction id is older than `autovacuum_freeze_max_age` (or its multixact age older
  * than `autovacuum_multixact_freeze_max_age`), it runs `VACUUM (FREEZE)` over the whole database,
  * the system catalogs included. The statements go through the database's queue like any other,
@@ -23,14 +24,20 @@
 import { REAL_TIMERS, type TimerHandle, type Timers } from 'pocketnet-client'
 import type { Sql } from './database.js'
 
-/** How often the statistics are looked at, by default: a server's `autovacuum_naptime`. */
-export const AUTOVACUUM_INTERVAL_MS = 60_000
+/**
+ * How often the statistics are looked at, by default: ten minutes, where a server's autovacuum
+ * looks every minute (`autovacuum_naptime`). A server vacuums in a process of its own, pausing
+ * between pages; here each statement holds the service's one thread, and a vacuum's cost is
+ * mostly per run (an index is read whole, an analyze samples up to 30,000 rows), not per dead row:
+ * fewer runs cost less in all (bench/results.md, "The embedded database's vacuuming").
+ */
+export const AUTOVACUUM_INTERVAL_MS = 600_000
 
 /** What one run did. */
 export interface AutovacuumRun {
-  /** Tables vacuumed (and analyzed), `schema.table`. */
+  /** Tables vacuumed, `schema.table`. */
   vacuumed: string[]
-  /** Tables only analyzed. */
+  /** Tables analyzed. */
   analyzed: string[]
   /** Whether the whole database was vacuumed with FREEZE (its transaction ids grew old). */
   froze: boolean
@@ -53,11 +60,11 @@ export interface AutovacuumOptions {
   timers?: Timers
 }
 
-interface Candidate { schema: string, name: string, vacuum: boolean }
+interface Candidate { schema: string, name: string, vacuum: boolean, analyze: boolean }
 
 /** The tables a server's autovacuum would take now, and why, by its own formulas. */
 const CANDIDATES = `
-SELECT schemaname AS schema, relname AS name, needs_vacuum AS vacuum FROM (
+SELECT schemaname AS schema, relname AS name, needs_vacuum AS vacuum, needs_analyze AS analyze FROM (
   SELECT s.schemaname, s.relname,
     s.n_dead_tup > current_setting('autovacuum_vacuum_threshold')::float8 + current_setting('autovacuum_vacuum_scale_factor')::float8 * greatest(c.reltuples, 0)
       OR s.n_ins_since_vacuum > current_setting('autovacuum_vacuum_insert_threshold')::float8 + current_setting('autovacuum_vacuum_insert_scale_factor')::float8 * greatest(c.reltuples, 0)
@@ -129,18 +136,36 @@ export class EmbeddedAutovacuum {
     const { rows: [freeze] } = await this.#sql.query<{ due: boolean }>(FREEZE_DUE, [this.#freezeMaxAge])
     if (freeze?.due === true) {
       // Every table, the catalogs too: the database's age is its oldest table's.
-      await this.#sql.exec('VACUUM (FREEZE, ANALYZE)')
+      await this.#sql.exec('VACUUM (FREEZE)')
       run.froze = true
     } else {
       const { rows } = await this.#sql.query<Candidate>(CANDIDATES)
       for (const table of rows) {
-        if (this.#stopped) break
         const name = `${quoted(table.schema)}.${quoted(table.name)}`
-        await this.#sql.exec(table.vacuum ? `VACUUM (ANALYZE) ${name}` : `ANALYZE ${name}`)
-        ;(table.vacuum ? run.vacuumed : run.analyzed).push(`${table.schema}.${table.name}`)
+        // Without the database-wide statistics (a read of every table's row in pg_class after
+        // each table): only the freeze above reads them, and a freeze updates them itself.
+        if (table.vacuum && !this.#stopped) {
+          await this.#betweenStatements()
+          await this.#sql.exec(`VACUUM (SKIP_DATABASE_STATS) ${name}`)
+          run.vacuumed.push(`${table.schema}.${table.name}`)
+        }
+        if (table.analyze && !this.#stopped) {
+          await this.#betweenStatements()
+          await this.#sql.exec(`ANALYZE ${name}`)
+          run.analyzed.push(`${table.schema}.${table.name}`)
+        }
       }
     }
     run.ms = performance.now() - started
     return run
+  }
+
+  /**
+   * A turn of the event loop before each statement: the embedded database answers inside
+   * promises, so without it the run's statements would follow one another with no request
+   * answered in between (the cached routes need no database).
+   */
+  #betweenStatements (): Promise<void> {
+    return new Promise(resolve => setImmediate(resolve))
   }
 }
