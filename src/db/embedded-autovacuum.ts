@@ -13,13 +13,13 @@
  *
  * So every `intervalMs` this asks PostgreSQL's own statistics which tables a server's autovacuum
  * would take now, by PostgreSQL's own settings and formulas (the `autovacuum_*` thresholds and
- * scale factors), and runs `VACUUM`, `ANALYZE` or both on each, one statement at a time with a turn
- * of the event loop between them; when the database's oldest
- * unfrozen transaction id is older than `autovacuum_freeze_max_age` (or its multixact age older
- * than `autovacuum_multixact_freeze_max_age`), it runs `VACUUM (FREEZE)` over the whole database,
- * the system catalogs included. The statements go through the database's queue like any other,
- * so they wait for the transaction in progress, and the requests after them wait for them: each
- * run is reported (with its duration) so that an operator sees the pause it made.
+ * scale factors), and runs `VACUUM`, `ANALYZE` or both on each, one statement at a time with a
+ * turn of the event loop between them; when the database's oldest unfrozen transaction id is
+ * older than `autovacuum_freeze_max_age` (or its multixact age older than
+ * `autovacuum_multixact_freeze_max_age`), it runs `VACUUM (FREEZE)` over the whole database, the
+ * system catalogs included. The statements go through the database's queue like any other, so
+ * they wait for the transaction in progress, and the requests after them wait for them: each run
+ * is reported (with its duration) so that an operator sees the pause it made.
  */
 import { REAL_TIMERS, type TimerHandle, type Timers } from 'pocketnet-client'
 import type { Sql } from './database.js'
