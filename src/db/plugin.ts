@@ -42,7 +42,7 @@ export default fp(async (app) => {
   let closed = false
   // The embedded database's vacuuming holds it while it runs: each run says what it took.
   const reportAutovacuum = (report: AutovacuumReport): void => {
-    if ('error' in report) app.log.warn({ err: report.error }, 'the embedded database could not be vacuumed; it is tried again in a minute')
+    if ('error' in report) app.log.warn({ err: report.error }, 'the embedded database could not be vacuumed; the next run tries again')
     else app.log.info({ ...report.run, ms: Math.round(report.run.ms) }, `the embedded database vacuumed, analyzed or froze its tables in ${Math.round(report.run.ms)} ms`)
   }
 

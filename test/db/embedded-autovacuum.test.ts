@@ -127,24 +127,26 @@ describe('the embedded database\'s vacuuming', () => {
     assert.equal(clock.pendingTimers, 0, 'no run after the database closed')
   })
 
-  it('reports a run that failed, and tries again at the next one', async (t) => {
+  it('reports a run that failed, and tries again at the next one, ten minutes later by default', async (t) => {
     const clock = manualClock()
     const reports: AutovacuumReport[] = []
     let failing = true
     const db = await database(t)
     // A database whose statements fail while `failing` is set: the runs go through it.
     const flaky: Database = { ...db, query: async (text, params) => { if (failing) throw new Error('the database is busy'); return await db.query(text, params) } }
-    const autovacuum = new EmbeddedAutovacuum(flaky, { intervalMs: 60_000, timers: clock.timers, report: report => reports.push(report) })
+    const autovacuum = new EmbeddedAutovacuum(flaky, { timers: clock.timers, report: report => reports.push(report) })
     t.after(() => autovacuum.stop())
     autovacuum.start()
-    clock.advance(60_000)
+    clock.advance(599_999)
+    assert.deepEqual([clock.pendingTimers, reports.length], [1, 0], 'still waiting: nothing before ten minutes')
+    clock.advance(1)
     await waitFor('the failure reported', () => reports.length === 1)
     assert.match(String((reports[0] as { error: Error }).error), /the database is busy/)
     await waitFor('the next run scheduled', () => clock.pendingTimers === 1)
 
     failing = false
     await db.exec('CREATE TABLE grown (id integer PRIMARY KEY); INSERT INTO grown SELECT generate_series(1, 60)')
-    clock.advance(60_000)
+    clock.advance(600_000)
     await waitFor('the next run reported', () => reports.length === 2)
     assert.deepEqual((reports[1] as { run: { analyzed: string[] } }).run.analyzed, ['public.grown'])
   })
