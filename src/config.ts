@@ -93,6 +93,7 @@ export const ConfigSchema = Type.Object({
   NOTIFY_USER_DAILY_LIMIT: integer({ default: 100, min: 1, max: 100_000 }, ' (notifications to one user in any 24 hours)'),
   NOTIFY_APP_DAILY_LIMIT: integer({ default: 100_000, min: 1, max: 1_000_000_000 }, ' (notifications the app sends in a UTC day, all users together)'),
   NOTIFY_BASTYON_TIMEOUT_MS: integer({ default: 10_000, min: 100, max: 120_000 }, ' (milliseconds one push to a proxy may take; a push in hand when the process dies is retried this plus 5 s later)'),
+  NOTIFY_RETENTION_S: integer({ default: 2_592_000, min: 3600, max: 315_360_000 }, ' (seconds a delivered or given-up notification delivery is kept, as a record of what was sent, before it is deleted; pending ones are kept until settled)'),
   TELEGRAM_BOT_TOKEN: Type.String({ default: '', description: TELEGRAM_BOT_TOKEN_RULE }),
   TELEGRAM_BOT_USERNAME: Type.String({ default: '', description: TELEGRAM_BOT_USERNAME_RULE }),
   TELEGRAM_API_URL: Type.String({ default: 'https://api.telegram.org', description: TELEGRAM_API_URL_RULE }),

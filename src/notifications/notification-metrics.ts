@@ -1,7 +1,8 @@
 /**
  * The notifications' metrics, read when Prometheus scrapes (no work per notification): the
  * recipients of `send` by status and the delivery attempts by channel and outcome, of this
- * instance; and the deliveries not made yet by channel, across instances (pending, given up).
+ * instance, and the settled ones it deleted past the retention; and the deliveries not made yet by
+ * channel, across instances (pending, given up).
  */
 import { Counter, Gauge, type Registry } from 'prom-client'
 import { NOTICE_KINDS, type NoticeCounts } from './event-notices.js'
@@ -52,6 +53,15 @@ export function registerNotificationMetrics (registry: Registry, service: Notifi
         deliveries.inc({ channel, outcome: 'failed' }, counts.failed)
         deliveries.inc({ channel, outcome: 'given_up' }, counts.givenUp)
       }
+    },
+  })
+  const pruned = new Counter({
+    name: 'notifications_deliveries_pruned_total',
+    help: 'Settled deliveries (delivered or given up) this instance deleted once older than NOTIFY_RETENTION_S',
+    registers: [registry],
+    collect () {
+      pruned.reset()
+      pruned.inc(service.counts.pruned)
     },
   })
   const backlog = new Gauge({

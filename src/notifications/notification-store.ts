@@ -24,10 +24,10 @@
  *
  * A delivery row's `status`, as the payments' outbox:
  *
- *   pending ──ack()──▶ delivered
- *      │ ▲
+ *   pending ──ack()──▶ delivered ──┐
+ *      │ ▲                          ├── pruneSettled(), past the retention (migration 14): deleted
  *      │ └── claim() (leased: due again when the lease lapses), retryLater()
- *      └──giveUp()──▶ given_up
+ *      └──giveUp()──▶ given_up ─────┘
  */
 import type { Database, Sql } from '../db/database.js'
 import { safeInteger } from '../db/database.js'
@@ -35,6 +35,15 @@ import type { ConsumerOutbox, OutboxRow } from '../outbox/outbox-consumer.js'
 import type { CheckedNotification } from './notification-rules.js'
 
 export const DAY_MS = 86_400_000
+
+/**
+ * pruneSettled's statement ($1: made before, $2: how many): the settled rows' index of migration 14
+ * gives them oldest first, and their ids are deleted through the primary key, so it reads what it
+ * deletes and not the table (with `id IN (…)`, PostgreSQL joined a read of the whole table).
+ */
+export const PRUNE_SETTLED_SQL = `DELETE FROM notification_deliveries WHERE id = ANY(ARRAY(
+  SELECT id FROM notification_deliveries WHERE status <> 'pending' AND created_at_ms < $1
+  ORDER BY created_at_ms LIMIT $2 FOR UPDATE SKIP LOCKED))`
 
 /** How a user can be reached: `bastyon` (a push through their proxy), `telegram` (a message from the app's bot). */
 export type ChannelName = 'bastyon' | 'telegram'
@@ -341,6 +350,15 @@ export class NotificationStore implements ConsumerOutbox<DeliveryRow> {
     )
     const at = rows[0]?.at
     return at === null || at === undefined ? undefined : safeInteger(at, 'available_at_ms')
+  }
+
+  /**
+   * Deletes at most `limit` settled deliveries (delivered or given up) made before `beforeMs`,
+   * the oldest first, and returns how many; pending ones are work still to do and stay. Rows
+   * another instance is deleting at that moment are skipped, not waited for.
+   */
+  async pruneSettled (beforeMs: number, limit: number): Promise<number> {
+    return (await this.db.query(PRUNE_SETTLED_SQL, [beforeMs, limit])).rowCount
   }
 
   /** Deliveries of `channel` not delivered: still to be tried, and given up. */

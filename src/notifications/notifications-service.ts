@@ -19,7 +19,8 @@
  * lease lapses.
  *
  * The database opens on the first call, or at start when it exists already (a delivery left
- * pending by a crash can only be in a database that exists): the senders start with it.
+ * pending by a crash can only be in a database that exists): the senders start with it, and the
+ * retention (delivery-retention.ts), which deletes settled deliveries past `retentionMs`.
  */
 import { setMaxListeners } from 'node:events'
 import { REAL_TIMERS, type PocketnetNetwork, type Timers } from 'pocketnet-client'
@@ -27,6 +28,7 @@ import type { Database } from '../db/database.js'
 import { OutboxConsumer, type OutboxConsumerOptions } from '../outbox/outbox-consumer.js'
 import { RetryPolicy, type RetryDecision, type RetrySchedule } from '../outbox/retry-policy.js'
 import { proxiesToTry, pushThroughFirstProxy } from './bastyon-push.js'
+import { DeliveryRetention } from './delivery-retention.js'
 import { NotificationError } from './notification-errors.js'
 import { checkNotification, proxyOrigin, type NotificationInput } from './notification-rules.js'
 import { NotificationStore, type Channel, type ChannelName, type DeliveryBacklog, type DeliveryRow, type DeliveryStatus, type NotificationLimits } from './notification-store.js'
@@ -75,6 +77,9 @@ const TELEGRAM_BATCH_SIZE = 30
 /** The push retries: 5 s, then doubling to 10 min at most, given up after the 8th failed attempt (about 21 min in all). */
 export const PUSH_RETRY: RetrySchedule = { firstDelayMs: 5000, maxDelayMs: 600_000, jitter: 0.2, maxAttempts: 8 }
 
+/** How long a settled delivery is kept by default: 30 days, as an expired invoice. */
+export const DEFAULT_RETENTION_MS = 30 * 86_400_000
+
 /** What a claim's lease adds to the push's timeout. */
 export const LEASE_MARGIN_MS = 5000
 
@@ -102,6 +107,10 @@ export interface NotificationsServiceOptions {
   batchSize?: number
   /** The longest the sender sleeps between looks at the outbox. Default 60 s. */
   pollMs?: number
+  /** How long a delivered or given-up delivery is kept (NOTIFY_RETENTION_S). Default 30 days. */
+  retentionMs?: number
+  /** Between two deletions of what is past the retention. Default 10 minutes. */
+  retentionIntervalMs?: number
   /** Milliseconds since the epoch. Default Date.now. */
   now?: () => number
   timers?: Timers
@@ -126,6 +135,8 @@ export interface NotificationCounts {
   results: Record<SendStatus, number>
   /** Delivery attempts by channel and outcome. */
   deliveries: Record<ChannelName, DeliveryCounts>
+  /** Settled deliveries deleted past the retention. */
+  pruned: number
 }
 
 /** What became of a Telegram update (POST /api/telegram/webhook): `unauthorized` is a 401, the rest 200. */
@@ -136,12 +147,14 @@ type Outcome = 'delivered' | 'given_up'
 interface Running {
   store: NotificationStore
   consumers: Array<OutboxConsumer<DeliveryRow>>
+  retention: DeliveryRetention
 }
 
 export class NotificationsService {
   readonly counts: NotificationCounts = {
     results: { sent: 0, queued: 0, failed: 0, not_registered: 0, duplicate: 0, rate_limited: 0 },
     deliveries: { bastyon: { delivered: 0, failed: 0, givenUp: 0 }, telegram: { delivered: 0, failed: 0, givenUp: 0 } },
+    pruned: 0,
   }
 
   readonly proxies: readonly string[]
@@ -286,16 +299,19 @@ export class NotificationsService {
     await this.#start()
   }
 
-  /** Resolves once the push sender has nothing in hand (tests). */
+  /** Resolves once the push sender has nothing in hand and no retention run is going on (tests). */
   async whenIdle (): Promise<void> {
-    if (this.#running !== undefined) for (const consumer of (await this.#running).consumers) await consumer.whenIdle()
+    if (this.#running === undefined) return
+    const { consumers, retention } = await this.#running
+    for (const consumer of consumers) await consumer.whenIdle()
+    await retention.whenIdle()
   }
 
   /** Stops the sender: pushes in flight are aborted and their deliveries put back, due at once. */
   async close (): Promise<void> {
     this.#closed = true
     const running = await this.#running?.catch(() => undefined)
-    await Promise.all(running?.consumers.map(consumer => consumer.close()) ?? [])
+    await Promise.all([...running?.consumers.map(consumer => consumer.close()) ?? [], running?.retention.close()])
   }
 
   #start (): Promise<Running> {
@@ -314,7 +330,20 @@ export class NotificationsService {
     const consumers = [this.#bastyonConsumer(store)]
     if (this.#telegram !== undefined) consumers.push(this.#telegramConsumer(store, this.#telegram))
     for (const consumer of consumers) consumer.wake()
-    return { store, consumers }
+    const retention = new DeliveryRetention({
+      store,
+      retentionMs: options.retentionMs ?? DEFAULT_RETENTION_MS,
+      ...(options.retentionIntervalMs === undefined ? {} : { intervalMs: options.retentionIntervalMs }),
+      ...(options.now === undefined ? {} : { now: options.now }),
+      timers: this.#timers,
+      onPruned: deleted => {
+        this.counts.pruned += deleted
+        this.#log.info({ deleted }, 'Notifications: deliveries past the retention (NOTIFY_RETENTION_S) were deleted')
+      },
+      onError: err => { this.#log.warn({ err: { message: describe(err) } }, 'Notifications: deliveries past the retention could not be deleted; it is tried again at the next run') },
+    })
+    retention.start()
+    return { store, consumers, retention }
   }
 
   #bastyonConsumer (store: NotificationStore): OutboxConsumer<DeliveryRow> {

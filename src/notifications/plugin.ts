@@ -68,6 +68,7 @@ export default fp<NotificationsPluginOptions>(async (app, options) => {
     ...(telegram === undefined ? {} : { telegram }),
     ...(options.sendWaitMs === undefined ? {} : { waitMs: options.sendWaitMs }),
     timeoutMs: options.pushTimeoutMs ?? config.NOTIFY_BASTYON_TIMEOUT_MS,
+    retentionMs: config.NOTIFY_RETENTION_S * 1000,
     ...(options.pushRetry === undefined ? {} : { retry: options.pushRetry }),
     log: app.log,
   })

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import type { Database } from '../../src/db/database.js'
 import { openDatabase } from '../../src/db/open-database.js'
-import { DAY_MS, NotificationStore, type Decision, type NotificationLimits } from '../../src/notifications/notification-store.js'
+import { DAY_MS, NotificationStore, PRUNE_SETTLED_SQL, type Decision, type NotificationLimits } from '../../src/notifications/notification-store.js'
 import { startPostgres } from '../helpers/start-postgres.js'
 import { backends, sharedDatabase } from '../payments/databases.js'
 
@@ -140,6 +140,50 @@ for (const backend of backends(postgres)) {
       assert.deepEqual(await store.deleteUser(alice), { channels: 1 })
       assert.deepEqual(await store.backlog('bastyon'), { pending: before.pending, givenUp: before.givenUp + 1 }, 'what waited for her is gone')
       assert.deepEqual(statuses(await store.enqueue(note([alice], 'ship-3'))), ['not_registered'])
+    })
+
+    // Last of the block: it deletes what the tests before it settled on this database.
+    it('deletes settled deliveries made before a time, the oldest first and no more than asked, never a pending or a younger one, through the settled rows\' index', async () => {
+      const clock = newDay()
+      const store = storeOn(database(), clock, { userIntervalMs: 0 })
+      const [alice, bob, carol] = [newUser(), newUser(), newUser()] as [string, string, string]
+      for (const user of [alice, bob, carol]) await store.register(user, 'bastyon', 'https://1.pocketnet.app:8899')
+      const made = clock.now
+      const idOf = (decisions: Decision[], address: string): number => {
+        const decision = decisions.find(one => one.address === address)
+        assert.ok(decision?.status === 'accepted')
+        return decision.deliveryIds[0] as number
+      }
+      const old = await store.enqueue(note([alice, bob, carol], 'old-1'))
+      const [delivered, givenUp, pending] = [idOf(old, alice), idOf(old, bob), idOf(old, carol)]
+      assert.equal(await store.ack('bastyon', delivered), true)
+      await store.giveUp('bastyon', givenUp)
+      clock.now += 1000
+      const young = idOf(await store.enqueue(note([alice], 'young-1')), alice)
+      assert.equal(await store.ack('bastyon', young), true)
+      // What earlier tests settled (on earlier days) goes first.
+      await store.pruneSettled(made, 100_000)
+
+      assert.equal(await store.pruneSettled(clock.now, 1), 1, 'no more than asked')
+      assert.equal((await store.statuses([delivered, givenUp])).size, 1)
+      assert.equal(await store.pruneSettled(clock.now, 10), 1)
+      assert.equal(await store.pruneSettled(clock.now, 10), 0)
+      assert.deepEqual([...(await store.statuses([delivered, givenUp, pending, young]))].sort(), [[pending, 'pending'], [young, 'delivered']].sort())
+      assert.equal(await store.pruneSettled(clock.now + 1, 10), 1, 'the younger one, once past its time too')
+      assert.deepEqual([...(await store.statuses([pending, young]))], [[pending, 'pending']], 'a pending delivery is work: never deleted by age')
+
+      // On a table of some size (with its statistics), the statement reads the settled rows' index and the rows it deletes, not the table.
+      await database().query(
+        `INSERT INTO notification_deliveries (address, channel, target, notification_id, header, path, status, created_at_ms, delivered_at_ms)
+         SELECT 'P-filler-' || i, 'bastyon', 'https://1.pocketnet.app:8899', 'filler', 'Hello', '/', CASE WHEN i % 10 = 0 THEN 'pending' ELSE 'delivered' END, $1::bigint + i, CASE WHEN i % 10 = 0 THEN NULL ELSE $1::bigint + i END
+         FROM generate_series(1, 5000) i`,
+        [clock.now]
+      )
+      await database().exec('ANALYZE notification_deliveries')
+      const { rows } = await database().query<{ 'QUERY PLAN': string }>(`EXPLAIN ${PRUNE_SETTLED_SQL}`, [clock.now + 100, 500])
+      const plan = rows.map(row => row['QUERY PLAN']).join('\n')
+      assert.match(plan, /Index Scan using notification_deliveries_settled/, plan)
+      assert.doesNotMatch(plan, /Seq Scan/, plan)
     })
   })
 }

@@ -11,7 +11,7 @@ import { addressOf, testKey } from '../../devnode/bastyon-host.js'
 import { startBastyonProxy, type BastyonProxy } from '../../devnode/bastyon-proxy.js'
 import type { Database } from '../../src/db/database.js'
 import { openDatabase } from '../../src/db/open-database.js'
-import { NotificationsService, PUSH_RETRY } from '../../src/notifications/notifications-service.js'
+import { NotificationsService, PUSH_RETRY, type NotificationsServiceOptions } from '../../src/notifications/notifications-service.js'
 import { manualClock, type ManualClock } from '../helpers/manual-clock.js'
 import { startPostgres } from '../helpers/start-postgres.js'
 import { waitFor } from '../helpers/wait-for.js'
@@ -26,7 +26,7 @@ const newUser = (): string => addressOf(testKey(`service user ${++users}`))
 
 interface Logged { level: string, fields: Record<string, unknown>, message: string }
 
-function serviceOn (db: Database, proxy: BastyonProxy, clock: ManualClock, logged: Logged[] = []): NotificationsService {
+function serviceOn (db: Database, proxy: BastyonProxy, clock: ManualClock, logged: Logged[] = [], more: Partial<NotificationsServiceOptions> = {}): NotificationsService {
   const log = (level: string) => (fields: object, message: string) => { logged.push({ level, fields: fields as Record<string, unknown>, message }) }
   return new NotificationsService(async () => db, {
     appId: APP_ID,
@@ -39,6 +39,7 @@ function serviceOn (db: Database, proxy: BastyonProxy, clock: ManualClock, logge
     // The schedule's own delays, without jitter.
     random: () => 0.5,
     log: { info: log('info'), warn: log('warn'), error: log('error') },
+    ...more,
   })
 }
 
@@ -75,12 +76,42 @@ for (const backend of backends(postgres)) {
       await service.whenIdle()
       assert.equal(proxy.sendCalls, 8, 'given up after the 8th')
       assert.deepEqual(await service.backlog(), new Map([['bastyon', { pending: 0, givenUp: 1 }]]))
-      assert.deepEqual(service.counts, { results: { sent: 0, queued: 1, failed: 0, not_registered: 0, duplicate: 0, rate_limited: 0 }, deliveries: { bastyon: { delivered: 0, failed: 8, givenUp: 1 }, telegram: { delivered: 0, failed: 0, givenUp: 0 } } })
+      assert.deepEqual(service.counts, { results: { sent: 0, queued: 1, failed: 0, not_registered: 0, duplicate: 0, rate_limited: 0 }, deliveries: { bastyon: { delivered: 0, failed: 8, givenUp: 1 }, telegram: { delivered: 0, failed: 0, givenUp: 0 } }, pruned: 0 })
       const gaveUp = logged.filter(line => line.level === 'error')
       assert.equal(gaveUp.length, 1)
       assert.deepEqual([gaveUp[0]?.fields.notificationId, gaveUp[0]?.fields.attempt, gaveUp[0]?.fields.address], ['offer-1', 8, user])
       assert.equal(logged.filter(line => line.level === 'warn').length, 7, 'a line per failed attempt that is retried')
       assert.ok(logged.every(line => !JSON.stringify(line).includes('secret offer')), 'no log line holds the header')
+    })
+
+    it('deletes a delivered push at the first run past the retention, and says so', async (t) => {
+      const proxy = await startBastyonProxy({ apps: { [APP_ID]: { name: 'Demo', scope: APP_ID } } })
+      t.after(() => proxy.close())
+      const clock = manualClock()
+      const logged: Logged[] = []
+      const service = serviceOn(database(), proxy, clock, logged, { retentionMs: 3_600_000, retentionIntervalMs: 600_000 })
+      t.after(() => service.close())
+      const user = newUser()
+      proxy.addToken(APP_ID, user)
+      await service.register(user, proxy.url)
+      await service.send({ to: user, header: 'Hello', path: '/', id: 'kept-an-hour' })
+      await waitFor('the push', () => proxy.pushes(user).length === 1)
+      const count = async (): Promise<number> => (await database().query<{ n: number }>('SELECT count(*)::integer AS n FROM notification_deliveries WHERE address = $1', [user])).rows[0]?.n ?? -1
+      // The run at start, then the one ten minutes later: the push is younger than the hour at both.
+      clock.advance(0)
+      await service.whenIdle()
+      clock.advance(3_600_000)
+      await service.whenIdle()
+      assert.equal(await count(), 1, 'kept while younger than the retention')
+      assert.equal(service.counts.pruned, 0)
+      // The next run, ten minutes after the last ended (an hour and ten minutes in): past the hour.
+      clock.advance(600_000)
+      await service.whenIdle()
+      assert.equal(await count(), 0)
+      assert.ok(service.counts.pruned >= 1, 'counted (with what earlier tests left past the hour on this database)')
+      const line = logged.find(entry => entry.message.startsWith('Notifications: deliveries past the retention'))
+      assert.equal(line?.level, 'info')
+      assert.equal(line?.fields.deleted, service.counts.pruned)
     })
 
     it('puts a push cut short by the shutdown back, due at once, and the next instance pushes it once', async (t) => {
