@@ -18,8 +18,8 @@
  * one push reaches the user.
  *
  * Over node:http(s) with keep-alive connections rather than `fetch`: a push is one small POST and
- * its short answer, and undici's `fetch` cost about 0.56 ms of CPU a push against 0.2 ms, on the
- * one CPU the service's answers need (bench/results.md, "Notifications").
+ * its short answer, and undici's `fetch` cost more than twice the CPU a push, on the one CPU the
+ * service's answers need (bench/push-transport.ts; bench/results.md, "Notifications").
  */
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http'
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https'
